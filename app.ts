@@ -1,0 +1,184 @@
+/**
+ * The composition root: one Koa app that later parts (authorization server, MCP host, console)
+ * are mounted into, plus the operational endpoints every part shares.
+ */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import Koa from 'koa';
+import { randomBytes } from 'node:crypto';
+import type { Config } from './shared/config.js';
+import type { Logger } from './shared/log.js';
+import { createLogger } from './shared/log.js';
+import { MetricsRegistry } from './shared/metrics.js';
+import { requestIdOf, restErrors, type PorticoState } from './shared/http.js';
+import { AppError } from './shared/errors.js';
+import { connectDatabase, ping, poolStats, type Db } from './db/connect.js';
+import { migrateLatest } from './db/migrate.js';
+import { loadOrCreateSecret } from './db/secrets.js';
+import { seedDemoIfEmpty, type DemoCredential } from './db/demo.js';
+
+export const VERSION = '0.1.0';
+
+export interface Secrets {
+  /** Keys for signed cookies (the first signs; all verify). */
+  cookieKeys: string[];
+  /** HMAC key for CSRF tokens and other server-side MACs. */
+  macKey: string;
+}
+
+/** What every mounted part receives. */
+export interface PorticoContext {
+  config: Config;
+  db: Db;
+  log: Logger;
+  metrics: MetricsRegistry;
+  secrets: Secrets;
+  /** Called on shutdown, before the pool closes (e.g. to end open streams). */
+  onClose(hook: () => Promise<void> | void): void;
+}
+
+export type Mount = (app: Koa<PorticoState>, context: PorticoContext) => Promise<void> | void;
+
+export interface Portico {
+  app: Koa<PorticoState>;
+  server: http.Server;
+  context: PorticoContext;
+  url: string;
+  demoCredentials?: DemoCredential[];
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: Logger;
+  mounts?: Mount[];
+  db?: Db;
+}
+
+export async function loadSecrets(db: Db): Promise<Secrets> {
+  const random = () => randomBytes(32).toString('base64url');
+  const cookieKeys = JSON.parse(await loadOrCreateSecret(db, 'cookie_keys', () => JSON.stringify([random(), random()]))) as string[];
+  const macKey = await loadOrCreateSecret(db, 'mac_key', random);
+  return { cookieKeys, macKey };
+}
+
+/** Opens the database, migrates, seeds the demo, mounts every part and listens. */
+export async function startPortico(config: Config, options: StartOptions = {}): Promise<Portico> {
+  const log = options.log ?? createLogger(config.logLevel);
+  const db = options.db ?? connectDatabase(config.database);
+  const closeHooks: Array<() => Promise<void> | void> = [];
+  try {
+    const applied = await migrateLatest(db);
+    if (applied.length) log.info('migrations applied', { migrations: applied });
+    const secrets = await loadSecrets(db);
+    const metrics = new MetricsRegistry();
+    const context: PorticoContext = { config, db, log, metrics, secrets, onClose: (hook) => closeHooks.push(hook) };
+    const demoCredentials = config.demo ? await seedDemoIfEmpty(db, { password: config.demoPassword }) : undefined;
+
+    const app = new Koa<PorticoState>({ keys: secrets.cookieKeys, proxy: config.trustProxy });
+    app.silent = true;
+    app.use(observe(context));
+    app.use(restErrors(log));
+    app.use(operations(context));
+    for (const mount of options.mounts ?? []) await mount(app, context);
+    app.use(async (ctx) => {
+      // Anything no part claimed. Parts call next() only for paths they do not own.
+      if (ctx.status === 404 && ctx.body === undefined) throw new AppError('not_found', `no route for ${ctx.method} ${ctx.path}`);
+    });
+
+    const server = http.createServer(app.callback());
+    server.headersTimeout = 30_000;
+    server.requestTimeout = 60_000;
+    server.keepAliveTimeout = 5_000;
+    const sockets = new Set<Socket>();
+    server.on('connection', (socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, config.host, () => resolve());
+    });
+    const address = server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`;
+
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
+        // Stop accepting, let in-flight requests finish, end streams, then close the pool.
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        for (const hook of closeHooks.reverse()) await hook();
+        const deadline = setTimeout(() => sockets.forEach((s) => s.destroy()), 10_000);
+        deadline.unref();
+        await drained;
+        clearTimeout(deadline);
+        if (!options.db) await db.destroy();
+      })());
+
+    return { app, server, context, url, demoCredentials, close };
+  } catch (error) {
+    if (!options.db) await db.destroy().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** One JSON log line and one histogram observation per request. */
+function observe({ log, metrics, db }: PorticoContext) {
+  const requests = metrics.histogram('portico_http_request_duration_seconds', 'HTTP requests by route and status');
+  metrics.gauge('portico_db_pool_connections', 'Database pool connections by state', () => {
+    const stats = poolStats(db);
+    return [[{ state: 'used' }, stats.used], [{ state: 'free' }, stats.free], [{ state: 'pending' }, stats.pending], [{ state: 'max' }, stats.max]];
+  });
+  return async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
+    const started = process.hrtime.bigint();
+    ctx.state.requestId = requestIdOf(ctx.get('x-request-id') || undefined);
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = ctx.state.route ?? routeFamily(ctx.path);
+      requests.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
+      log.info('request', {
+        request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, route, status: ctx.status,
+        duration_ms: Math.round(seconds * 10_000) / 10,
+      });
+    }
+  };
+}
+
+/** Bounded label values for routes nobody named: the first path segment only. */
+function routeFamily(path: string): string {
+  const first = path.split('/')[1] ?? '';
+  return /^[a-z.-]{1,32}$/.test(first) ? `/${first}` : '/other';
+}
+
+function operations({ db, metrics }: PorticoContext) {
+  return async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    switch (ctx.path) {
+      case '/healthz':
+        ctx.state.route = '/healthz';
+        ctx.body = { status: 'ok', version: VERSION };
+        return;
+      case '/readyz':
+        ctx.state.route = '/readyz';
+        try {
+          await ping(db);
+          ctx.body = { status: 'ready', version: VERSION };
+        } catch {
+          ctx.status = 503;
+          ctx.body = { status: 'unavailable', reason: 'database unreachable' };
+        }
+        return;
+      case '/metrics':
+        ctx.state.route = '/metrics';
+        ctx.type = 'text/plain; version=0.0.4';
+        ctx.body = metrics.render();
+        return;
+      default:
+        return next();
+    }
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * Tenants, users and memberships. One function per operation; the caller owns the transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../shared/errors.js';
+import { hashPassword, verifyPassword } from '../shared/passwords.js';
+import type { DbOrTrx } from './connect.js';
+import { translate } from './errors.js';
+
+export type Role = 'admin' | 'member';
+export const ROLES: readonly Role[] = ['admin', 'member'];
+
+export interface DbTenantRow {
+  id: string;
+  slug: string;
+  name: string;
+  created_at: number;
+}
+
+export interface DbUserRow {
+  id: string;
+  email: string;
+  display_name: string | null;
+  password_hash: string;
+  created_at: number;
+  last_login_at: number | null;
+}
+
+export interface Membership {
+  tenant_id: string;
+  tenant_slug: string;
+  tenant_name: string;
+  role: Role;
+}
+
+export type User = Omit<DbUserRow, 'password_hash'>;
+
+const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,60}$/;
+
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+export function assertSlug(slug: string): void {
+  if (!SLUG.test(slug)) {
+    throw new AppError('invalid_request', `tenant slug "${slug}" must be 1-63 lowercase letters, digits or dashes`);
+  }
+}
+
+export function assertRole(role: string): asserts role is Role {
+  if (!(ROLES as readonly string[]).includes(role)) {
+    throw new AppError('invalid_request', `role must be admin or member, got "${role}"`);
+  }
+}
+
+export async function createTenant(db: DbOrTrx, input: { slug: string; name: string }): Promise<DbTenantRow> {
+  assertSlug(input.slug);
+  const name = input.name.trim();
+  if (!name || name.length > 200) throw new AppError('invalid_request', 'tenant name must be 1-200 characters');
+  const row: DbTenantRow = { id: randomUUID(), slug: input.slug, name, created_at: Date.now() };
+  await translate(() => db('tenants').insert(row), { conflict: `tenant "${input.slug}" already exists` });
+  return row;
+}
+
+export async function findTenantBySlug(db: DbOrTrx, slug: string): Promise<DbTenantRow | undefined> {
+  return db<DbTenantRow>('tenants').where({ slug }).first();
+}
+
+export async function findTenantById(db: DbOrTrx, id: string): Promise<DbTenantRow | undefined> {
+  return db<DbTenantRow>('tenants').where({ id }).first();
+}
+
+export async function requireTenantBySlug(db: DbOrTrx, slug: string): Promise<DbTenantRow> {
+  const tenant = await findTenantBySlug(db, slug);
+  if (!tenant) throw new AppError('not_found', `no tenant "${slug}"`);
+  return tenant;
+}
+
+export async function listTenants(db: DbOrTrx): Promise<Array<DbTenantRow & { members: number }>> {
+  return db('tenants')
+    .leftJoin('memberships', 'memberships.tenant_id', 'tenants.id')
+    .groupBy('tenants.id', 'tenants.slug', 'tenants.name', 'tenants.created_at')
+    .orderBy('tenants.slug')
+    .select('tenants.*', db.raw('count(memberships.user_id) as members'))
+    .then((rows) => rows.map((row: DbTenantRow & { members: number | string }) => ({ ...row, members: Number(row.members) })));
+}
+
+export async function createUser(db: DbOrTrx, input: { email: string; password: string; displayName?: string }): Promise<User> {
+  const email = normaliseEmail(input.email);
+  if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an e-mail address`);
+  if (input.password.length < 8) throw new AppError('invalid_request', 'password must be at least 8 characters');
+  if (input.password.length > 1024) throw new AppError('invalid_request', 'password must be at most 1024 characters');
+  const row: DbUserRow = {
+    id: randomUUID(),
+    email,
+    display_name: input.displayName?.trim() || null,
+    password_hash: await hashPassword(input.password),
+    created_at: Date.now(),
+    last_login_at: null,
+  };
+  await translate(() => db('users').insert(row), { conflict: `user ${email} already exists` });
+  const { password_hash: _omit, ...user } = row;
+  return user;
+}
+
+export async function findUserByEmail(db: DbOrTrx, email: string): Promise<User | undefined> {
+  return db<DbUserRow>('users').where({ email: normaliseEmail(email) })
+    .first('id', 'email', 'display_name', 'created_at', 'last_login_at');
+}
+
+export async function findUserById(db: DbOrTrx, id: string): Promise<User | undefined> {
+  return db<DbUserRow>('users').where({ id }).first('id', 'email', 'display_name', 'created_at', 'last_login_at');
+}
+
+/** Checks a password in constant work whether or not the user exists. */
+export async function authenticate(db: DbOrTrx, email: string, password: string): Promise<User | undefined> {
+  const row = await db<DbUserRow>('users').where({ email: normaliseEmail(email) }).first();
+  const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
+  if (!row || !ok) return undefined;
+  const now = Date.now();
+  await db('users').where({ id: row.id }).update({ last_login_at: now });
+  const { password_hash: _omit, ...user } = row;
+  return { ...user, last_login_at: now };
+}
+
+// A real scrypt hash of a random string: failing logins for unknown e-mails cost the same as wrong passwords.
+const DUMMY_HASH = 'scrypt$16384$8$1$wqG_Yi-OfQyZnxSt71DFnw$JtXGr0otvFBLkh6kWjXuCUdXkEYn-YRlQp15lHQDuhI';
+
+export async function addMembership(db: DbOrTrx, input: { userId: string; tenantId: string; role: string }): Promise<void> {
+  assertRole(input.role);
+  await translate(
+    () => db('memberships').insert({ user_id: input.userId, tenant_id: input.tenantId, role: input.role, created_at: Date.now() }),
+    { conflict: 'the user is already a member of this tenant', missing: 'no such user or tenant' },
+  );
+}
+
+export async function membershipsOf(db: DbOrTrx, userId: string): Promise<Membership[]> {
+  return db('memberships')
+    .join('tenants', 'tenants.id', 'memberships.tenant_id')
+    .where('memberships.user_id', userId)
+    .orderBy('tenants.slug')
+    .select('tenants.id as tenant_id', 'tenants.slug as tenant_slug', 'tenants.name as tenant_name', 'memberships.role');
+}
+
+export async function membershipIn(db: DbOrTrx, userId: string, tenantId: string): Promise<Role | undefined> {
+  const row = await db('memberships').where({ user_id: userId, tenant_id: tenantId }).first('role');
+  return row?.role;
+}
+
+export async function listUsers(db: DbOrTrx, tenantId?: string): Promise<Array<User & { memberships: string }>> {
+  const query = db('users')
+    .leftJoin('memberships', 'memberships.user_id', 'users.id')
+    .leftJoin('tenants', 'tenants.id', 'memberships.tenant_id')
+    .orderBy(['users.email', 'tenants.slug'])
+    .select('users.id', 'users.email', 'users.display_name', 'users.created_at', 'users.last_login_at', 'tenants.slug', 'memberships.role');
+  if (tenantId) query.where('memberships.tenant_id', tenantId);
+  const rows: Array<User & { slug: string | null; role: Role | null }> = await query;
+  const byUser = new Map<string, User & { memberships: string[] }>();
+  for (const { slug, role, ...user } of rows) {
+    const entry = byUser.get(user.id) ?? { ...user, memberships: [] };
+    if (slug) entry.memberships.push(`${slug}:${role}`);
+    byUser.set(user.id, entry);
+  }
+  return [...byUser.values()].map((u) => ({ ...u, memberships: u.memberships.join(',') }));
+}
+
+export async function countUsers(db: DbOrTrx): Promise<number> {
+  const row = await db('users').count<{ n: number | string }[]>({ n: '*' }).first();
+  return Number(row?.n ?? 0);
+}

@@ -1,0 +1,164 @@
+/**
+ * The one audit repository, shared by auth/, mcp/ and the console.
+ *
+ * Every record is chained to the previous record of its tenant: hash = sha256(prev_hash + canonical
+ * record), so an export can be verified offline. Appending takes the chain head under a row lock
+ * (PostgreSQL) or the single writer (SQLite); the caller's transaction makes record and effect atomic.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { DbOrTrx } from './connect.js';
+import { dialectOf } from './connect.js';
+
+export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
+export type AuditKind = (typeof AUDIT_KINDS)[number];
+export const SYSTEM_CHAIN = '_system';
+export const GENESIS_HASH = '0'.repeat(64);
+
+export interface AuditInput {
+  tenantId: string | null;
+  userId?: string | null;
+  clientId?: string | null;
+  connectionId?: string | null;
+  product?: string | null;
+  kind: AuditKind;
+  name: string;
+  args?: unknown;
+  outcome: string;
+  durationMs?: number | null;
+  requestId?: string | null;
+  time?: number;
+}
+
+export interface DbAuditRow {
+  id: string;
+  chain: string;
+  seq: number;
+  time: number;
+  tenant_id: string | null;
+  user_id: string | null;
+  client_id: string | null;
+  connection_id: string | null;
+  product: string | null;
+  kind: AuditKind;
+  name: string;
+  args_digest: string | null;
+  args_redacted: string | null;
+  outcome: string;
+  duration_ms: number | null;
+  request_id: string | null;
+  prev_hash: string;
+  hash: string;
+}
+
+const SECRET_KEY = /pass(word)?|secret|token|authorization|api[_-]?key|credential/i;
+const MAX_REDACTED_STRING = 200;
+
+/** Arguments as stored: secrets masked, long strings cut. The digest covers the full arguments. */
+export function redactArguments(value: unknown, depth = 0): unknown {
+  if (depth > 6) return '[…]';
+  if (typeof value === 'string') return value.length > MAX_REDACTED_STRING ? `${value.slice(0, MAX_REDACTED_STRING)}…` : value;
+  if (Array.isArray(value)) return value.slice(0, 20).map((v) => redactArguments(v, depth + 1));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).slice(0, 50).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redactArguments(v, depth + 1)]),
+    );
+  }
+  return value;
+}
+
+/** JSON with sorted keys, so the same arguments always give the same digest. */
+export function canonicalJson(value: unknown): string {
+  if (value === undefined) return 'null';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+}
+
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+const HASHED_FIELDS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_id', 'connection_id', 'product', 'kind', 'name', 'args_digest', 'args_redacted', 'outcome', 'duration_ms', 'request_id'] as const;
+
+export function recordHash(row: Omit<DbAuditRow, 'hash'>): string {
+  const body = Object.fromEntries(HASHED_FIELDS.map((f) => [f, row[f] ?? null]));
+  return sha256Hex(row.prev_hash + canonicalJson(body));
+}
+
+export async function appendAudit(db: DbOrTrx, input: AuditInput): Promise<DbAuditRow> {
+  const chain = input.tenantId ?? SYSTEM_CHAIN;
+  const head = await lockHead(db, chain);
+  const partial: Omit<DbAuditRow, 'hash'> = {
+    id: randomUUID(),
+    chain,
+    seq: head.seq + 1,
+    time: input.time ?? Date.now(),
+    tenant_id: input.tenantId,
+    user_id: input.userId ?? null,
+    client_id: input.clientId ?? null,
+    connection_id: input.connectionId ?? null,
+    product: input.product ?? null,
+    kind: input.kind,
+    name: input.name,
+    args_digest: input.args === undefined ? null : sha256Hex(canonicalJson(input.args)),
+    args_redacted: input.args === undefined ? null : JSON.stringify(redactArguments(input.args)),
+    outcome: input.outcome,
+    duration_ms: input.durationMs ?? null,
+    request_id: input.requestId ?? null,
+    prev_hash: head.hash,
+  };
+  const row: DbAuditRow = { ...partial, hash: recordHash(partial) };
+  await db('audit_log').insert(row);
+  if (head.exists) await db('audit_heads').where({ chain }).update({ seq: row.seq, hash: row.hash });
+  else await db('audit_heads').insert({ chain, seq: row.seq, hash: row.hash });
+  return row;
+}
+
+async function lockHead(db: DbOrTrx, chain: string): Promise<{ seq: number; hash: string; exists: boolean }> {
+  const query = db('audit_heads').where({ chain }).first('seq', 'hash');
+  if (dialectOf(db) === 'postgres') {
+    // Create the head row first so that FOR UPDATE always has a row to lock.
+    await db('audit_heads').insert({ chain, seq: 0, hash: GENESIS_HASH }).onConflict('chain').ignore();
+    const head = await query.forUpdate();
+    return { seq: head.seq, hash: head.hash, exists: true };
+  }
+  const head = await query;
+  return head ? { seq: head.seq, hash: head.hash, exists: true } : { seq: 0, hash: GENESIS_HASH, exists: false };
+}
+
+export interface AuditVerification {
+  ok: boolean;
+  checked: number;
+  first_broken?: { seq: number; id: string; reason: string };
+}
+
+/** Walks a chain in order (from the database or an export) and reports the first broken record. */
+export async function verifyChain(rows: AsyncIterable<DbAuditRow> | Iterable<DbAuditRow>): Promise<AuditVerification> {
+  let prev = GENESIS_HASH;
+  let expectedSeq = 1;
+  let checked = 0;
+  for await (const row of rows) {
+    const reason =
+      row.seq !== expectedSeq ? `expected seq ${expectedSeq}, found ${row.seq}` :
+      row.prev_hash !== prev ? 'prev_hash does not match the previous record' :
+      recordHash(row) !== row.hash ? 'hash does not match the record' : undefined;
+    if (reason) return { ok: false, checked, first_broken: { seq: row.seq, id: row.id, reason } };
+    prev = row.hash;
+    expectedSeq += 1;
+    checked += 1;
+  }
+  return { ok: true, checked };
+}
+
+/** Streams a tenant's chain in order, in pages, in constant memory. */
+export async function* chainRows(db: DbOrTrx, tenantId: string | null, pageSize = 1000): AsyncGenerator<DbAuditRow> {
+  const chain = tenantId ?? SYSTEM_CHAIN;
+  let after = 0;
+  for (;;) {
+    const page: DbAuditRow[] = await db('audit_log').where({ chain }).andWhere('seq', '>', after).orderBy('seq').limit(pageSize);
+    for (const row of page) yield row;
+    if (page.length < pageSize) return;
+    after = page[page.length - 1].seq;
+  }
+}

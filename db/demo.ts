@@ -1,0 +1,48 @@
+/**
+ * The demo dataset, created on an empty database unless DEMO=off (DESIGN.md §2):
+ * tenants acme and globex, an admin and a member in each, and one person in both.
+ */
+import { generatePassword } from '../shared/passwords.js';
+import type { Db, DbOrTrx } from './connect.js';
+import { addMembership, countUsers, createTenant, createUser, type DbTenantRow } from './accounts.js';
+
+export interface DemoCredential {
+  email: string;
+  password: string;
+  memberships: string;
+}
+
+/** A product adds its sample rows for a tenant through one of these (registered by the composition root). */
+export type DemoSeeder = (trx: DbOrTrx, tenant: DbTenantRow, users: Record<string, string>) => Promise<void>;
+
+const PEOPLE: Array<{ email: string; name: string; in: Array<[slug: string, role: 'admin' | 'member']> }> = [
+  { email: 'admin@acme.example', name: 'Ada Admin', in: [['acme', 'admin']] },
+  { email: 'member@acme.example', name: 'Milo Member', in: [['acme', 'member']] },
+  { email: 'admin@globex.example', name: 'Greta Admin', in: [['globex', 'admin']] },
+  { email: 'member@globex.example', name: 'Gus Member', in: [['globex', 'member']] },
+  { email: 'multi@example.com', name: 'Morgan Multi', in: [['acme', 'member'], ['globex', 'member']] },
+];
+
+/** Seeds only when there are no users at all; returns the credentials to print, or undefined. */
+export async function seedDemoIfEmpty(db: Db, options: { password?: string; seeders?: DemoSeeder[] } = {}): Promise<DemoCredential[] | undefined> {
+  return db.transaction(async (trx) => {
+    if ((await countUsers(trx)) > 0) return undefined;
+    const tenants = {
+      acme: await createTenant(trx, { slug: 'acme', name: 'Acme Corporation' }),
+      globex: await createTenant(trx, { slug: 'globex', name: 'Globex Industries' }),
+    };
+    const credentials: DemoCredential[] = [];
+    const userIds: Record<string, string> = {};
+    for (const person of PEOPLE) {
+      const password = options.password ?? generatePassword();
+      const user = await createUser(trx, { email: person.email, password, displayName: person.name });
+      userIds[person.email] = user.id;
+      for (const [slug, role] of person.in) await addMembership(trx, { userId: user.id, tenantId: tenants[slug as keyof typeof tenants].id, role });
+      credentials.push({ email: person.email, password, memberships: person.in.map(([s, r]) => `${s} (${r})`).join(', ') });
+    }
+    for (const seeder of options.seeders ?? []) {
+      for (const tenant of Object.values(tenants)) await seeder(trx, tenant, userIds);
+    }
+    return credentials;
+  });
+}

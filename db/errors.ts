@@ -1,0 +1,45 @@
+/** Database errors become domain errors here, and only here. The driver's text stays in `cause`. */
+import { AppError, isAppError } from '../shared/errors.js';
+
+interface DriverError {
+  code?: string;
+  errno?: number;
+  message?: string;
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as DriverError;
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    (e?.code === 'SQLITE_CONSTRAINT' && /UNIQUE|PRIMARY KEY/.test(e.message ?? ''));
+}
+
+export function isForeignKeyViolation(error: unknown): boolean {
+  const e = error as DriverError;
+  return e?.code === '23503' || e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ||
+    (e?.code === 'SQLITE_CONSTRAINT' && /FOREIGN KEY/.test(e.message ?? ''));
+}
+
+export function isUnavailable(error: unknown): boolean {
+  const e = error as DriverError;
+  return ['SQLITE_BUSY', 'SQLITE_LOCKED', 'ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '08006', '08003', '08001'].includes(e?.code ?? '') ||
+    /Knex: Timeout acquiring a connection|Connection terminated/.test(e?.message ?? '');
+}
+
+/**
+ * Runs a database operation and translates a failure. `conflict` names what already exists.
+ */
+export async function translate<T>(operation: () => Promise<T>, what: { conflict?: string; missing?: string } = {}): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    throw translateDbError(error, what);
+  }
+}
+
+export function translateDbError(error: unknown, what: { conflict?: string; missing?: string } = {}): AppError {
+  if (isAppError(error)) return error;
+  if (isUniqueViolation(error)) return new AppError('conflict', what.conflict ?? 'already exists', { cause: error });
+  if (isForeignKeyViolation(error)) return new AppError('not_found', what.missing ?? 'a referenced record does not exist', { cause: error });
+  if (isUnavailable(error)) return new AppError('unavailable', 'the database is unavailable, try again', { cause: error });
+  return new AppError('internal', 'internal error', { cause: error });
+}

@@ -1,0 +1,32 @@
+/**
+ * Migrations are listed here, in order, rather than found on disk: the same list works from
+ * TypeScript sources (tests) and from the compiled dist/ (npm start). Add new files at the end.
+ */
+import type { Knex } from 'knex';
+import type { Db } from './connect.js';
+import * as accounts from './migrations/20261121_0001_accounts.js';
+import * as oauthStore from './migrations/20261121_0002_oauth_store.js';
+import * as audit from './migrations/20261121_0003_audit.js';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
+  ['20261121_0001_accounts', accounts],
+  ['20261121_0002_oauth_store', oauthStore],
+  ['20261121_0003_audit', audit],
+];
+
+const source: Knex.MigrationSource<[string, Migration]> = {
+  getMigrations: async () => [...MIGRATIONS],
+  getMigrationName: ([name]) => name,
+  getMigration: async ([, migration]) => migration,
+};
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrateLatest(db: Db): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
+  return applied;
+}

@@ -1,0 +1,46 @@
+/** `npm start`: read the configuration, start Portico, stop gracefully on SIGTERM/SIGINT. */
+import { ConfigError, loadConfig, type Config } from './shared/config.js';
+import { createLogger } from './shared/log.js';
+import { startPortico } from './app.js';
+import { defaultMounts } from './mounts.js';
+
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`portico: invalid configuration: ${error.message}\n`);
+    process.exit(2);
+  }
+  throw error;
+}
+
+const log = createLogger(config.logLevel);
+const portico = await startPortico(config, { log, mounts: defaultMounts() }).catch((error: unknown) => {
+  log.error('start failed', { err: error });
+  process.exit(1);
+});
+
+if (portico.demoCredentials) {
+  const lines = portico.demoCredentials.map((c) => `  ${c.email.padEnd(24)} ${c.password.padEnd(20)} ${c.memberships}`);
+  process.stdout.write(
+    `\nDemo accounts (shown once; set DEMO=off to skip the demo, DEMO_PASSWORD to choose the password):\n${lines.join('\n')}\n\n`,
+  );
+}
+log.info('portico listening', { url: portico.url, auth_url: config.authUrl, mcp_url: config.mcpUrl, api_url: config.apiUrl, database: config.database.kind });
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info('shutting down', { signal });
+    portico.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error('shutdown failed', { err: error });
+        process.exit(1);
+      },
+    );
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * Operator CLI: `npm run admin -- <command>`. Errors print one clear line and exit non-zero;
+ * every command runs in one transaction, so a failure writes nothing.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../shared/config.js';
+import { isAppError } from '../shared/errors.js';
+import { connectDatabase, type Db } from '../db/connect.js';
+import { migrateLatest } from '../db/migrate.js';
+import { addMembership, assertRole, createTenant, createUser, listTenants, listUsers, requireTenantBySlug } from '../db/accounts.js';
+import { appendAudit } from '../db/audit.js';
+
+export type Output = (line: string) => void;
+
+export interface AdminCommand {
+  usage: string;
+  run(db: Db, args: string[], io: { out: Output; stdin: () => Promise<string> }): Promise<void>;
+}
+
+export class UsageError extends Error {}
+
+export const COMMANDS: Record<string, AdminCommand> = {
+  'tenant create': {
+    usage: 'tenant create <slug> --name <name>',
+    async run(db, args, { out }) {
+      const { values, positionals } = parseArgs({ args, options: { name: { type: 'string' } }, allowPositionals: true });
+      if (positionals.length !== 1 || !values.name) throw new UsageError('usage: tenant create <slug> --name <name>');
+      const tenant = await db.transaction(async (trx) => {
+        const created = await createTenant(trx, { slug: positionals[0], name: values.name! });
+        await appendAudit(trx, { tenantId: created.id, kind: 'admin', name: 'tenant.create', args: { slug: created.slug, name: created.name }, outcome: 'ok' });
+        return created;
+      });
+      out(`created tenant ${tenant.slug} (${tenant.id})`);
+    },
+  },
+  'tenant list': {
+    usage: 'tenant list',
+    async run(db, _args, { out }) {
+      const tenants = await listTenants(db);
+      if (!tenants.length) return out('no tenants');
+      for (const t of tenants) out(`${t.slug.padEnd(20)} ${t.name.padEnd(30)} ${t.members} member(s)  ${t.id}`);
+    },
+  },
+  'user add': {
+    usage: 'user add --tenant <slug> --email <email> --role admin|member --password-stdin [--name <display name>]',
+    async run(db, args, { out, stdin }) {
+      const { values } = parseArgs({
+        args,
+        options: { tenant: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, 'password-stdin': { type: 'boolean' }, name: { type: 'string' } },
+      });
+      if (!values.tenant || !values.email || !values.role || !values['password-stdin']) {
+        throw new UsageError(`usage: ${COMMANDS['user add'].usage}`);
+      }
+      assertRole(values.role);
+      const password = (await stdin()).replace(/\r?\n$/, '');
+      const user = await db.transaction(async (trx) => {
+        const tenant = await requireTenantBySlug(trx, values.tenant!);
+        const created = await createUser(trx, { email: values.email!, password, displayName: values.name });
+        await addMembership(trx, { userId: created.id, tenantId: tenant.id, role: values.role! });
+        await appendAudit(trx, { tenantId: tenant.id, userId: created.id, kind: 'admin', name: 'user.add', args: { email: created.email, role: values.role }, outcome: 'ok' });
+        return created;
+      });
+      out(`added ${user.email} to ${values.tenant} as ${values.role}`);
+    },
+  },
+  'user list': {
+    usage: 'user list [--tenant <slug>]',
+    async run(db, args, { out }) {
+      const { values } = parseArgs({ args, options: { tenant: { type: 'string' } } });
+      const tenantId = values.tenant ? (await requireTenantBySlug(db, values.tenant)).id : undefined;
+      const users = await listUsers(db, tenantId);
+      if (!users.length) return out('no users');
+      for (const u of users) out(`${u.email.padEnd(32)} ${u.memberships.padEnd(40)} ${u.id}`);
+    },
+  },
+};
+
+/** Registers further commands (clients, audit, surfaces) from the parts that own them. */
+export function registerCommand(name: string, command: AdminCommand): void {
+  COMMANDS[name] = command;
+}
+
+function help(): string {
+  return ['usage: npm run admin -- <command>', '', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) throw new UsageError('--password-stdin reads the password from standard input: pipe it in');
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Runs one CLI invocation; returns the exit code. */
+export async function runAdmin(argv: string[], io: { out: Output; err: Output; stdin?: () => Promise<string> }, env = process.env): Promise<number> {
+  const name = [argv.slice(0, 2).join(' '), argv[0]].find((candidate) => candidate && COMMANDS[candidate]);
+  if (!name) {
+    io.err(argv.length && argv[0] !== 'help' && argv[0] !== '--help' ? `unknown command "${argv.join(' ')}"\n\n${help()}` : help());
+    return argv.length && argv[0] !== 'help' && argv[0] !== '--help' ? 2 : 0;
+  }
+  let db: Db | undefined;
+  try {
+    const config = loadConfig(env);
+    db = connectDatabase(config.database);
+    await migrateLatest(db);
+    await COMMANDS[name].run(db, argv.slice(name.split(' ').length), { out: io.out, stdin: io.stdin ?? readStdin });
+    return 0;
+  } catch (error) {
+    if (error instanceof ConfigError) io.err(`error: invalid configuration: ${error.message}`);
+    else if (error instanceof UsageError) io.err(error.message);
+    else if (isAppError(error) && error.expose) io.err(`error: ${error.message}`);
+    else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) io.err(`error: ${error.message}`);
+    else io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
+    return isAppError(error) && error.code === 'not_found' ? 3 : 1;
+  } finally {
+    await db?.destroy();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const code = await runAdmin(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l) });
+  process.exit(code);
+}

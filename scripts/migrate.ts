@@ -1,0 +1,18 @@
+/** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded SQLite file). */
+import { ConfigError, loadConfig } from '../shared/config.js';
+import { connectDatabase } from '../db/connect.js';
+import { migrateLatest } from '../db/migrate.js';
+
+try {
+  const config = loadConfig();
+  const db = connectDatabase(config.database);
+  try {
+    const applied = await migrateLatest(db);
+    console.log(applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
+  } finally {
+    await db.destroy();
+  }
+} catch (error) {
+  console.error(error instanceof ConfigError ? `invalid configuration: ${error.message}` : `migration failed: ${(error as Error).message}`);
+  process.exit(1);
+}

@@ -1,0 +1,141 @@
+/**
+ * Configuration, read and validated once at start (DESIGN.md §1).
+ * A bad value throws a ConfigError that names the variable; main.ts prints it and exits.
+ */
+import path from 'node:path';
+import { LOG_LEVELS, type LogLevel } from './log.js';
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; filename: string }
+  | { kind: 'postgres'; url: string; schema?: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  authUrl: string;
+  mcpUrl: string;
+  apiUrl: string;
+  database: DatabaseConfig;
+  dataDir: string;
+  trustProxy: boolean;
+  demo: boolean;
+  demoPassword?: string;
+  logLevel: LogLevel;
+  resourceUriScheme: string;
+  bodyLimitBytes: number;
+  rateLimitPerMinute: number;
+  toolTimeoutMs: number;
+  sessionIdleMs: number;
+  maxSessionsPerConnection: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const authUrl = baseUrl(env, 'PUBLIC_AUTH_URL', `http://localhost:${port || 8080}`);
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    authUrl,
+    mcpUrl: baseUrl(env, 'PUBLIC_MCP_URL', `${authUrl}/mcp`),
+    apiUrl: baseUrl(env, 'PUBLIC_API_URL', `${authUrl}/api`),
+    database: database(env, dataDir),
+    dataDir,
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    demo: onOff(env, 'DEMO', true),
+    demoPassword: demoPassword(env),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    resourceUriScheme: uriScheme(env),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    toolTimeoutMs: integer(env, 'TOOL_TIMEOUT_MS', 15_000, 100, 600_000),
+    sessionIdleMs: integer(env, 'SESSION_IDLE_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
+    maxSessionsPerConnection: integer(env, 'MAX_SESSIONS_PER_CONNECTION', 10, 1, 1_000),
+  };
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `expected a whole number, got ${JSON.stringify(raw)}`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `expected 1/0, true/false, yes/no or on/off, got ${JSON.stringify(env[name])}`);
+}
+
+function onOff(env: Env, name: string, fallback: boolean): boolean {
+  return boolean(env, name, fallback);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got ${JSON.stringify(env[name])}`);
+  }
+  return raw as T;
+}
+
+function baseUrl(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim() || fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `not a valid URL: ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, 'must be an http or https URL');
+  if (url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(name, 'must not carry a query, fragment or credentials');
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+function database(env: Env, dataDir: string): DatabaseConfig {
+  const raw = env.DATABASE_URL?.trim();
+  if (!raw) return { kind: 'sqlite', filename: path.join(dataDir, 'portico.sqlite') };
+  if (raw.startsWith('sqlite:')) {
+    const filename = raw.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (!filename) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:./data/portico.sqlite');
+    return { kind: 'sqlite', filename: filename === ':memory:' ? filename : path.resolve(filename) };
+  }
+  if (raw.startsWith('postgres://') || raw.startsWith('postgresql://')) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
+    }
+    return { kind: 'postgres', url: raw };
+  }
+  throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
+}
+
+function demoPassword(env: Env): string | undefined {
+  const raw = env.DEMO_PASSWORD;
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 8) throw new ConfigError('DEMO_PASSWORD', 'must be at least 8 characters');
+  return raw;
+}
+
+function uriScheme(env: Env): string {
+  const raw = env.RESOURCE_URI_SCHEME?.trim() || 'portico';
+  if (!/^[a-z][a-z0-9+.-]*$/.test(raw)) throw new ConfigError('RESOURCE_URI_SCHEME', 'must be a URI scheme such as portico');
+  return raw;
+}

@@ -1,0 +1,73 @@
+/** HTTP plumbing shared by every mounted part: request ids, bounded body reading, REST errors. */
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import { AppError, restErrorBody, toAppError } from './errors.js';
+import type { Logger } from './log.js';
+
+export interface PorticoState {
+  requestId: string;
+  /** The route template for metrics, set by whoever matched the request. */
+  route?: string;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+/** Accepts a caller's X-Request-Id when it is well formed, otherwise makes one. */
+export function requestIdOf(header: string | string[] | undefined): string {
+  const value = Array.isArray(header) ? header[0] : header;
+  return value && REQUEST_ID.test(value) ? value : randomUUID();
+}
+
+/**
+ * Reads the body as text, refusing more than `limit` bytes (413) without buffering the excess.
+ */
+export async function readBody(ctx: Context, limit: number): Promise<string> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) throw new AppError('payload_too_large', `request body exceeds ${limit} bytes`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      ctx.req.unpipe?.();
+      ctx.req.resume();
+      throw new AppError('payload_too_large', `request body exceeds ${limit} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Reads and parses a JSON object body (REST endpoints). */
+export async function readJson(ctx: Context, limit: number): Promise<unknown> {
+  if (!ctx.is('application/json')) throw new AppError('unsupported_media_type', 'expected Content-Type: application/json');
+  const text = await readBody(ctx, limit);
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new AppError('invalid_json', 'the request body is not valid JSON');
+  }
+}
+
+/** Reads an application/x-www-form-urlencoded body (HTML forms). */
+export async function readForm(ctx: Context, limit = 64 * 1024): Promise<URLSearchParams> {
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new AppError('unsupported_media_type', 'expected a form submission');
+  return new URLSearchParams(await readBody(ctx, limit));
+}
+
+/** Koa middleware: REST errors as `{ error: { code, message, request_id } }`. */
+export function restErrors(log: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+    } catch (thrown) {
+      const error = toAppError(thrown);
+      const requestId = (ctx.state as PorticoState).requestId;
+      if (!error.expose) log.error('request failed', { request_id: requestId, err: thrown });
+      ctx.status = error.status;
+      if (error.headers) ctx.set(error.headers);
+      if (error.code === 'rate_limited' && !ctx.response.get('Retry-After')) ctx.set('Retry-After', String(error.details?.retry_after ?? 1));
+      ctx.body = restErrorBody(error, requestId);
+    }
+  };
+}

@@ -1,0 +1,37 @@
+/** Structured logging: one JSON object per line on stdout (or a given sink). */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+export type LogSink = (line: string) => void;
+
+const stdoutSink: LogSink = (line) => process.stdout.write(line + '\n');
+
+export function createLogger(level: LogLevel = 'info', sink: LogSink = stdoutSink, base: Record<string, unknown> = {}): Logger {
+  const threshold = LOG_LEVELS.indexOf(level);
+  const write = (at: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (LOG_LEVELS.indexOf(at) < threshold) return;
+    sink(JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...base, ...fields }, errorReplacer));
+  };
+  return {
+    debug: (msg, fields) => write('debug', msg, fields),
+    info: (msg, fields) => write('info', msg, fields),
+    warn: (msg, fields) => write('warn', msg, fields),
+    error: (msg, fields) => write('error', msg, fields),
+    child: (fields) => createLogger(level, sink, { ...base, ...fields }),
+  };
+}
+
+function errorReplacer(_key: string, value: unknown): unknown {
+  if (value instanceof Error) {
+    return { name: value.name, message: value.message, stack: value.stack, ...(value.cause ? { cause: value.cause } : {}) };
+  }
+  return value;
+}

@@ -1,0 +1,69 @@
+import { testOnEachDatabase } from '../helpers/db.js';
+import { createTenant } from '../../db/accounts.js';
+import { appendAudit, chainRows, verifyChain, redactArguments, type DbAuditRow } from '../../db/audit.js';
+
+async function collect(rows: AsyncIterable<DbAuditRow>): Promise<DbAuditRow[]> {
+  const out: DbAuditRow[] = [];
+  for await (const row of rows) out.push(row);
+  return out;
+}
+
+testOnEachDatabase('audit records chain per tenant and verify', async (t, { db }) => {
+  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  const globex = await createTenant(db, { slug: 'globex', name: 'Globex' });
+  for (let i = 0; i < 5; i += 1) {
+    await appendAudit(db, { tenantId: acme.id, kind: 'tool', name: 'forge.list_conversations', args: { i }, outcome: 'ok' });
+    await appendAudit(db, { tenantId: globex.id, kind: 'tool', name: 'aegis.list_scans', outcome: 'ok' });
+  }
+  const rows = await collect(chainRows(db, acme.id, 2));
+  t.deepEqual(rows.map((r) => r.seq), [1, 2, 3, 4, 5]);
+  t.is(rows[1].prev_hash, rows[0].hash);
+  t.deepEqual(await verifyChain(rows), { ok: true, checked: 5 });
+  t.deepEqual(await verifyChain(chainRows(db, globex.id)), { ok: true, checked: 5 });
+});
+
+testOnEachDatabase('a tampered or deleted record is found', async (t, { db }) => {
+  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  for (let i = 0; i < 4; i += 1) await appendAudit(db, { tenantId: acme.id, kind: 'tool', name: 'x', outcome: 'ok' });
+  await db('audit_log').where({ chain: acme.id, seq: 3 }).update({ outcome: 'forbidden_cross_tenant' });
+  const tampered = await verifyChain(chainRows(db, acme.id));
+  t.false(tampered.ok);
+  t.is(tampered.first_broken?.seq, 3);
+  t.is(tampered.first_broken?.reason, 'hash does not match the record');
+  await db('audit_log').where({ chain: acme.id, seq: 2 }).delete();
+  const gap = await verifyChain(chainRows(db, acme.id));
+  t.is(gap.first_broken?.seq, 3);
+  t.regex(gap.first_broken!.reason, /expected seq 2/);
+});
+
+testOnEachDatabase('concurrent appends in separate transactions keep one unbroken chain', async (t, { db, kind }) => {
+  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  await Promise.all(Array.from({ length: 25 }, (_, i) =>
+    db.transaction((trx) => appendAudit(trx, { tenantId: acme.id, kind: 'tool', name: `call ${i}`, outcome: 'ok' }))));
+  const result = await verifyChain(chainRows(db, acme.id));
+  t.deepEqual(result, { ok: true, checked: 25 }, kind);
+});
+
+testOnEachDatabase('a rolled-back transaction leaves no audit record and no chain gap', async (t, { db }) => {
+  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  await appendAudit(db, { tenantId: acme.id, kind: 'tool', name: 'first', outcome: 'ok' });
+  await t.throwsAsync(db.transaction(async (trx) => {
+    await appendAudit(trx, { tenantId: acme.id, kind: 'tool', name: 'lost', outcome: 'ok' });
+    throw new Error('handler failed');
+  }));
+  await appendAudit(db, { tenantId: acme.id, kind: 'tool', name: 'second', outcome: 'ok' });
+  const rows = await collect(chainRows(db, acme.id));
+  t.deepEqual(rows.map((r) => r.name), ['first', 'second']);
+  t.true((await verifyChain(rows)).ok);
+});
+
+testOnEachDatabase('stored arguments are redacted; the digest covers them whole', async (t, { db }) => {
+  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  const a = await appendAudit(db, { tenantId: acme.id, kind: 'admin', name: 'user.add', args: { email: 'e@x', password: 'hunter22', note: 'x'.repeat(500) }, outcome: 'ok' });
+  const stored = JSON.parse(a.args_redacted!);
+  t.is(stored.password, '[redacted]');
+  t.is(stored.note.length, 201);
+  const b = await appendAudit(db, { tenantId: acme.id, kind: 'admin', name: 'user.add', args: { note: 'x'.repeat(500), password: 'hunter22', email: 'e@x' }, outcome: 'ok' });
+  t.is(a.args_digest, b.args_digest, 'key order does not change the digest');
+  t.deepEqual(redactArguments({ api_key: 'k', nested: { token: 't' } }), { api_key: '[redacted]', nested: { token: '[redacted]' } });
+});

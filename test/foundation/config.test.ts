@@ -1,0 +1,54 @@
+import test from 'ava';
+import { ConfigError, loadConfig } from '../../shared/config.js';
+
+test('defaults follow DESIGN.md §1', (t) => {
+  const config = loadConfig({});
+  t.is(config.port, 8080);
+  t.is(config.authUrl, 'http://localhost:8080');
+  t.is(config.mcpUrl, 'http://localhost:8080/mcp');
+  t.is(config.apiUrl, 'http://localhost:8080/api');
+  t.is(config.database.kind, 'sqlite');
+  t.true(config.database.kind === 'sqlite' && config.database.filename.endsWith('/data/portico.sqlite'));
+  t.true(config.demo);
+  t.false(config.trustProxy);
+  t.is(config.logLevel, 'info');
+});
+
+test('public URLs and the database are configurable', (t) => {
+  const config = loadConfig({
+    PUBLIC_AUTH_URL: 'https://auth.example.com/',
+    PUBLIC_MCP_URL: 'https://mcp.example.com',
+    DATABASE_URL: 'postgres://portico@db:5432/portico',
+    TRUST_PROXY: '1',
+    DEMO: 'off',
+  });
+  t.is(config.authUrl, 'https://auth.example.com');
+  t.is(config.mcpUrl, 'https://mcp.example.com');
+  t.is(config.apiUrl, 'https://auth.example.com/api');
+  t.deepEqual(config.database, { kind: 'postgres', url: 'postgres://portico@db:5432/portico' });
+  t.true(config.trustProxy);
+  t.false(config.demo);
+});
+
+const bad: Array<[string, string]> = [
+  ['PORT', 'eighty'],
+  ['PORT', '70000'],
+  ['PUBLIC_AUTH_URL', 'not a url'],
+  ['PUBLIC_MCP_URL', 'ftp://x'],
+  ['PUBLIC_API_URL', 'https://x/?q=1'],
+  ['DATABASE_URL', 'mysql://x'],
+  ['DATABASE_URL', 'sqlite:'],
+  ['TRUST_PROXY', 'maybe'],
+  ['DEMO', 'sometimes'],
+  ['DEMO_PASSWORD', 'short'],
+  ['LOG_LEVEL', 'loud'],
+  ['RESOURCE_URI_SCHEME', 'Not A Scheme'],
+];
+
+for (const [variable, value] of bad) {
+  test(`a bad ${variable} (${JSON.stringify(value)}) is refused, naming the variable`, (t) => {
+    const error = t.throws(() => loadConfig({ [variable]: value }), { instanceOf: ConfigError });
+    t.is(error?.variable, variable);
+    t.true(error?.message.startsWith(`${variable}: `));
+  });
+}

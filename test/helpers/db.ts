@@ -1,0 +1,102 @@
+/**
+ * Every test gets its own database: a new SQLite file, or a new PostgreSQL schema when
+ * TEST_DATABASE_URL is set. TEST_DATABASES=sqlite|postgres|sqlite,postgres narrows the set.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import knexFactory from 'knex';
+import test, { type ExecutionContext } from 'ava';
+import type { DatabaseConfig } from '../../shared/config.js';
+import { connectDatabase, type Db } from '../../db/connect.js';
+import { migrateLatest } from '../../db/migrate.js';
+
+export type DbKind = 'sqlite' | 'postgres';
+
+export function databasesUnderTest(): DbKind[] {
+  const available: DbKind[] = process.env.TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+  const only = process.env.TEST_DATABASES?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!only?.length) return available;
+  for (const kind of only) {
+    if (kind === 'postgres' && !process.env.TEST_DATABASE_URL) throw new Error('TEST_DATABASES=postgres needs TEST_DATABASE_URL');
+    if (kind !== 'sqlite' && kind !== 'postgres') throw new Error(`TEST_DATABASES: unknown database ${kind}`);
+  }
+  return only as DbKind[];
+}
+
+export interface TestDatabase {
+  kind: DbKind;
+  /** What DATABASE_URL would say for this database. */
+  url: string;
+  config: DatabaseConfig;
+  /** Opens a new connection pool on the same database (another "instance"). */
+  connect(): Db;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
+  if (kind === 'sqlite') {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-test-'));
+    const filename = path.join(dir, 'portico.sqlite');
+    const config: DatabaseConfig = { kind: 'sqlite', filename };
+    return { kind, url: `sqlite:${filename}`, config, connect: () => connectDatabase(config), drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+  }
+  const base = process.env.TEST_DATABASE_URL!;
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
+  await admin.raw(`create schema "${schema}"`);
+  await admin.destroy();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  const config: DatabaseConfig = { kind: 'postgres', url: url.href };
+  return {
+    kind,
+    url: url.href,
+    config,
+    connect: () => connectDatabase(config),
+    drop: async () => {
+      const cleanup = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
+      try {
+        await cleanup.raw(`drop schema if exists "${schema}" cascade`);
+      } finally {
+        await cleanup.destroy();
+      }
+    },
+  };
+}
+
+/** A migrated database with an open pool, for repository tests. */
+export interface MigratedDatabase extends TestDatabase {
+  db: Db;
+}
+
+export async function createMigratedDatabase(kind: DbKind): Promise<MigratedDatabase> {
+  const database = await createTestDatabase(kind);
+  const db = database.connect();
+  await migrateLatest(db);
+  return {
+    ...database,
+    db,
+    drop: async () => {
+      await db.destroy();
+      await database.drop();
+    },
+  };
+}
+
+/**
+ * Registers `title [sqlite]` and `title [postgres]` (as configured): the same test on every database.
+ */
+export function testOnEachDatabase(title: string, body: (t: ExecutionContext, database: MigratedDatabase) => Promise<void>): void {
+  for (const kind of databasesUnderTest()) {
+    test(`${title} [${kind}]`, async (t) => {
+      const database = await createMigratedDatabase(kind);
+      try {
+        await body(t, database);
+      } finally {
+        await database.drop();
+      }
+    });
+  }
+}

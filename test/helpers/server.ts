@@ -1,0 +1,66 @@
+/** Starts a real Portico on 127.0.0.1 with a fresh database, for end-to-end tests. */
+import net from 'node:net';
+import { loadConfig, type Config } from '../../shared/config.js';
+import { createLogger, type Logger } from '../../shared/log.js';
+import { startPortico, type Mount, type Portico } from '../../app.js';
+import { defaultMounts } from '../../mounts.js';
+import { createTestDatabase, type DbKind, type TestDatabase } from './db.js';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface TestServer {
+  portico: Portico;
+  url: string;
+  config: Config;
+  database: TestDatabase;
+  logs: string[];
+  /** Stops the server and keeps the database (for restart tests). */
+  stop(): Promise<void>;
+  /** Stops the server and drops the database. */
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  env?: Record<string, string>;
+  database?: TestDatabase;
+  mounts?: Mount[];
+}
+
+export async function startTestServer(kind: DbKind, options: TestServerOptions = {}): Promise<TestServer> {
+  const database = options.database ?? (await createTestDatabase(kind));
+  const port = await freePort();
+  const config = loadConfig({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_AUTH_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: database.url,
+    DEMO: 'off',
+    LOG_LEVEL: 'info',
+    ...options.env,
+  });
+  const logs: string[] = [];
+  const log: Logger = createLogger(config.logLevel, (line) => logs.push(line));
+  const portico = await startPortico(config, { log, mounts: options.mounts ?? defaultMounts() });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await portico.close();
+  };
+  return {
+    portico, url: portico.url, config, database, logs, stop,
+    close: async () => {
+      await stop();
+      if (!options.database) await database.drop();
+    },
+  };
+}
