@@ -10,7 +10,7 @@ for (const kind of databasesUnderTest()) {
     try {
       const health = await fetch(`${server.url}/healthz`);
       t.is(health.status, 200);
-      t.is((await health.json()).status, 'ok');
+      t.is(((await health.json()) as { status: string }).status, 'ok');
       const ready = await fetch(`${server.url}/readyz`, { headers: { 'x-request-id': 'probe-1' } });
       t.is(ready.status, 200);
       t.is(ready.headers.get('x-request-id'), 'probe-1');
@@ -45,7 +45,7 @@ for (const kind of databasesUnderTest()) {
     try {
       const response = await fetch(`${server.url}/no/such/thing`);
       t.is(response.status, 404);
-      const body = await response.json();
+      const body = (await response.json()) as { error: { code: string; request_id: string } };
       t.is(body.error.code, 'not_found');
       t.is(body.error.request_id, response.headers.get('x-request-id'));
     } finally {

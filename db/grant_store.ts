@@ -1,0 +1,195 @@
+/**
+ * The grant store as the resource servers see it. auth/ writes it (through its oidc-provider
+ * adapter and at consent); mcp/ and the console read it on every request, and revoke through it.
+ *
+ * Contract with auth/adapter: rows of `oidc_payloads` whose model is in BEARER_MODELS are keyed by
+ * hashTokenId(value), and their stored payload has no `jti`. A token's row carries `grant_id`;
+ * a connection row (table `connections`) is created for every grant at consent.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { AppError } from '../shared/errors.js';
+import { appendAudit } from './audit.js';
+import type { DbOrTrx } from './connect.js';
+
+export const BEARER_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode', 'ClientCredentials', 'RegistrationAccessToken', 'InitialAccessToken', 'DeviceCode', 'BackchannelAuthenticationRequest']);
+/** Models that die with their grant. */
+export const GRANTABLE_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'ClientCredentials'];
+
+export function hashTokenId(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
+}
+
+export type ClientKind = 'registered' | 'dynamic' | 'metadata_document';
+
+export interface DbConnectionRow {
+  id: string;
+  grant_id: string;
+  tenant_id: string;
+  user_id: string;
+  client_id: string;
+  client_name: string | null;
+  client_kind: ClientKind;
+  product: string;
+  resource: string;
+  scopes: string;
+  created_at: number;
+  last_used_at: number | null;
+  call_count: number;
+  revoked_at: number | null;
+  revoked_by: string | null;
+}
+
+export interface NewConnection {
+  grantId: string;
+  tenantId: string;
+  userId: string;
+  clientId: string;
+  clientName?: string | null;
+  clientKind: ClientKind;
+  product: string;
+  resource: string;
+  scopes: string[];
+}
+
+export async function createConnection(db: DbOrTrx, input: NewConnection): Promise<DbConnectionRow> {
+  const row: DbConnectionRow = {
+    id: randomUUID(),
+    grant_id: input.grantId,
+    tenant_id: input.tenantId,
+    user_id: input.userId,
+    client_id: input.clientId,
+    client_name: input.clientName ?? null,
+    client_kind: input.clientKind,
+    product: input.product,
+    resource: input.resource,
+    scopes: [...new Set(input.scopes)].sort().join(' '),
+    created_at: Date.now(),
+    last_used_at: null,
+    call_count: 0,
+    revoked_at: null,
+    revoked_by: null,
+  };
+  await db('connections').insert(row);
+  return row;
+}
+
+export async function findConnectionByGrant(db: DbOrTrx, grantId: string): Promise<DbConnectionRow | undefined> {
+  return db<DbConnectionRow>('connections').where({ grant_id: grantId }).first();
+}
+
+export async function findConnection(db: DbOrTrx, id: string): Promise<DbConnectionRow | undefined> {
+  return db<DbConnectionRow>('connections').where({ id }).first();
+}
+
+/** Records use of a connection (console: last used, call count). */
+export async function touchConnection(db: DbOrTrx, id: string, at = Date.now()): Promise<void> {
+  await db('connections').where({ id }).update({ last_used_at: at, call_count: db.raw('call_count + 1') });
+}
+
+/** Who is calling, as established from a bearer token. Tenant comes from here, never from input. */
+export interface Principal {
+  connectionId: string;
+  grantId: string;
+  clientId: string;
+  clientName: string | null;
+  tenant: { id: string; slug: string; name: string };
+  user: { id: string; email: string };
+  product: string;
+  resource: string;
+  /** The token's scopes (never wider than the connection's). */
+  scopes: ReadonlySet<string>;
+  expiresAt: number;
+}
+
+interface BearerRow {
+  payload: string;
+  expires_at: number | null;
+  token_revoked_at: number | null;
+  connection_id: string | null;
+  connection_revoked_at: number | null;
+  connection_scopes: string | null;
+  product: string | null;
+  resource: string | null;
+  client_name: string | null;
+  tenant_id: string | null;
+  tenant_slug: string | null;
+  tenant_name: string | null;
+  user_id: string | null;
+  user_email: string | null;
+}
+
+/**
+ * Resolves an opaque access token for `resource` in one indexed query, or throws
+ * invalid_token / connection_revoked. Fails closed: no connection, tenant or user → no principal.
+ */
+export async function authenticateBearer(db: DbOrTrx, token: string, resource: string, now = Date.now()): Promise<Principal> {
+  if (!token || token.length > 512) throw new AppError('invalid_token', 'the access token is malformed');
+  const row: BearerRow | undefined = await db('oidc_payloads as p')
+    .leftJoin('connections as c', 'c.grant_id', 'p.grant_id')
+    .leftJoin('tenants as t', 't.id', 'c.tenant_id')
+    .leftJoin('users as u', 'u.id', 'c.user_id')
+    .where({ 'p.model': 'AccessToken', 'p.id': hashTokenId(token) })
+    .first(
+      'p.payload', 'p.expires_at', 'p.revoked_at as token_revoked_at', 'c.id as connection_id', 'c.revoked_at as connection_revoked_at',
+      'c.scopes as connection_scopes', 'c.product', 'c.resource', 'c.client_name', 't.id as tenant_id', 't.slug as tenant_slug',
+      't.name as tenant_name', 'u.id as user_id', 'u.email as user_email',
+    );
+  if (!row) throw new AppError('invalid_token', 'the access token is not valid');
+  if (row.connection_revoked_at || row.token_revoked_at) throw new AppError('connection_revoked', 'this connection was revoked');
+  const payload = JSON.parse(row.payload) as { aud?: string | string[]; scope?: string; clientId?: string; grantId?: string; exp?: number; jkt?: string; 'x5t#S256'?: string };
+  const expiresAt = (payload.exp ?? 0) * 1000;
+  if (expiresAt <= now) throw new AppError('invalid_token', 'the access token has expired');
+  const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+  if (audiences.length !== 1 || audiences[0] !== resource) throw new AppError('invalid_token', 'the access token is for another resource');
+  // Sender-constrained tokens need a proof we do not check; refuse rather than accept as plain bearer.
+  if (payload.jkt || payload['x5t#S256']) throw new AppError('invalid_token', 'sender-constrained tokens are not accepted');
+  if (!row.connection_id || !row.tenant_id || !row.user_id || row.resource !== resource) {
+    throw new AppError('invalid_token', 'the access token has no connection for this resource');
+  }
+  const granted = new Set((row.connection_scopes ?? '').split(' ').filter(Boolean));
+  const scopes = new Set((payload.scope ?? '').split(' ').filter((s) => granted.has(s)));
+  return {
+    connectionId: row.connection_id,
+    grantId: payload.grantId!,
+    clientId: payload.clientId!,
+    clientName: row.client_name,
+    tenant: { id: row.tenant_id, slug: row.tenant_slug!, name: row.tenant_name! },
+    user: { id: row.user_id, email: row.user_email! },
+    product: row.product!,
+    resource,
+    scopes,
+    expiresAt,
+  };
+}
+
+/**
+ * Revokes a connection: every token of its grant dies at once, the grant is gone (so the
+ * provider refuses refreshes), and the revocation is audited in the same transaction.
+ * Returns the connection, or undefined if it was already revoked. The caller publishes
+ * `connection.revoked` on the event bus after commit, so live sessions close everywhere.
+ */
+export async function revokeConnection(
+  db: DbOrTrx,
+  connection: Pick<DbConnectionRow, 'id' | 'grant_id' | 'tenant_id' | 'client_id' | 'product'>,
+  actor: { userId?: string | null; reason: string; requestId?: string },
+): Promise<boolean> {
+  const now = Date.now();
+  const changed = await db('connections').where({ id: connection.id }).whereNull('revoked_at').update({ revoked_at: now, revoked_by: actor.userId ?? null });
+  await revokeGrantTokens(db, connection.grant_id, now);
+  if (!changed) return false;
+  await appendAudit(db, {
+    tenantId: connection.tenant_id, userId: actor.userId ?? null, clientId: connection.client_id, connectionId: connection.id,
+    product: connection.product, kind: 'auth', name: 'connection.revoke', args: { reason: actor.reason }, outcome: 'ok', requestId: actor.requestId,
+  });
+  return true;
+}
+
+/**
+ * Access-token rows are kept, marked revoked, so the resource server can answer
+ * connection_revoked rather than invalid_token; every other row of the grant is deleted.
+ */
+export async function revokeGrantTokens(db: DbOrTrx, grantId: string, now = Date.now()): Promise<void> {
+  await db('oidc_payloads').where({ grant_id: grantId, model: 'AccessToken' }).whereNull('revoked_at').update({ revoked_at: now });
+  await db('oidc_payloads').where({ grant_id: grantId }).whereIn('model', GRANTABLE_MODELS.filter((m) => m !== 'AccessToken')).delete();
+  await db('oidc_payloads').where({ model: 'Grant', id: grantId }).delete();
+}
