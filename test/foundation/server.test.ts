@@ -47,7 +47,7 @@ for (const kind of databasesUnderTest()) {
       t.is(response.status, 404);
       const body = (await response.json()) as { error: { code: string; request_id: string } };
       t.is(body.error.code, 'not_found');
-      t.is(body.error.request_id, response.headers.get('x-request-id'));
+      t.is(body.error.request_id, response.headers.get('x-request-id') ?? 'missing');
     } finally {
       await server.close();
     }
