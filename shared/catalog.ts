@@ -77,6 +77,14 @@ export interface ProductDefinition<Repos = unknown> {
   tools: ToolDefinition<any, Repos>[];
   resources: ResourceDefinition<Repos>[];
   prompts: PromptDefinition<any, Repos>[];
+  /**
+   * The table behind each `<entity>_id` argument of the product's tools (e.g. conversation →
+   * forge_conversations). The catalog-wide tenancy test uses it to aim every id argument at
+   * the other tenant's records; an `_id` argument with no entry here fails the invariant test.
+   */
+  entities?: Record<string, string>;
+  /** Sample rows for one tenant of the demo dataset. */
+  seedDemo?: import('../db/demo.js').DemoSeeder;
   /** Builds the product's tenant-bound repositories for one call. */
   repositories?: (scope: import('../db/tenant_scope.js').TenantScope) => Repos;
 }
