@@ -9,9 +9,20 @@ import { mcpMount } from './mcp/index.js';
 import { PRODUCTS } from './mcp/products/index.js';
 import { buildCatalog } from './shared/catalog.js';
 import { EventBus } from './shared/events.js';
+import { startEventRelay } from './db/notify.js';
 
 export function defaultMounts(): Mount[] {
   const catalog = buildCatalog(PRODUCTS);
   const events = new EventBus();
-  return [authMount({ catalog, events }), mcpMount({ catalog, events })];
+  return [eventRelayMount(events), authMount({ catalog, events }), mcpMount({ catalog, events })];
+}
+
+/** On PostgreSQL, carries revocations and surface changes to every other instance. */
+export function eventRelayMount(events: EventBus): Mount {
+  return async (_app, { config, db, secrets, log, onClose }) => {
+    const relay = startEventRelay({ config: config.database, db, bus: events, macKey: secrets.macKey, log });
+    if (!relay) return;
+    onClose(() => relay.close());
+    await relay.ready;
+  };
 }

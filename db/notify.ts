@@ -1,0 +1,92 @@
+/**
+ * Relays EventBus events between instances through PostgreSQL LISTEN/NOTIFY (DESIGN.md §9).
+ * SQLite is one instance by design, so it needs no relay.
+ *
+ * The channel name is derived from the deployment's own MAC key: instances of one deployment
+ * share it, while other deployments (or test schemas) on the same PostgreSQL server never hear
+ * each other's revocations.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import type { DatabaseConfig } from '../shared/config.js';
+import type { EventBus, PorticoEvent } from '../shared/events.js';
+import type { Logger } from '../shared/log.js';
+import type { Db } from './connect.js';
+
+export interface EventRelay {
+  /** Resolves once LISTEN is active (after a reconnect too). */
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+export function channelFor(macKey: string): string {
+  return `portico_${createHash('sha256').update(`events:${macKey}`).digest('hex').slice(0, 24)}`;
+}
+
+export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: EventBus; macKey: string; log: Logger }): EventRelay | undefined {
+  const { config, db, bus, log } = options;
+  if (config.kind !== 'postgres') return undefined;
+  const channel = channelFor(options.macKey);
+  const instance = randomUUID();
+  let client: pg.Client | undefined;
+  let closed = false;
+  let retry: NodeJS.Timeout | undefined;
+  let markReady!: () => void;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+
+  const connect = async (attempt: number): Promise<void> => {
+    if (closed) return;
+    const next = new pg.Client({ connectionString: config.url });
+    next.on('error', (error) => log.warn('event relay connection error', { err: error }));
+    next.on('end', () => {
+      if (closed || client !== next) return;
+      client = undefined;
+      log.warn('event relay disconnected; reconnecting');
+      schedule(1);
+    });
+    next.on('notification', (message) => {
+      if (message.channel !== channel || !message.payload) return;
+      try {
+        const envelope = JSON.parse(message.payload) as { from: string; event: PorticoEvent };
+        if (envelope.from !== instance) bus.deliver(envelope.event);
+      } catch (error) {
+        log.warn('event relay: unreadable notification', { err: error });
+      }
+    });
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${channel}`);
+      if (closed) {
+        await next.end();
+        return;
+      }
+      client = next;
+      markReady();
+    } catch (error) {
+      log.warn('event relay could not listen; retrying', { err: error, attempt });
+      await next.end().catch(() => undefined);
+      schedule(attempt + 1);
+    }
+  };
+  const schedule = (attempt: number) => {
+    if (closed) return;
+    retry = setTimeout(() => void connect(attempt), Math.min(5_000, 100 * 2 ** attempt));
+    retry.unref();
+  };
+
+  bus.relay = async (event) => {
+    // pg_notify through the pool: it commits on its own, outside any caller's transaction.
+    await db.raw('select pg_notify(?, ?)', [channel, JSON.stringify({ from: instance, event })]);
+  };
+  void connect(0);
+
+  return {
+    ready,
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      bus.relay = undefined;
+      await client?.end().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import test from 'ava';
+import { createMigratedDatabase, databasesUnderTest } from '../helpers/db.js';
+import { randomUUID } from 'node:crypto';
+import { channelFor, startEventRelay } from '../../db/notify.js';
+import { EventBus, type PorticoEvent } from '../../shared/events.js';
+import { createLogger } from '../../shared/log.js';
+
+const log = createLogger('silent');
+
+function nextEvent(bus: EventBus, timeoutMs = 5_000): Promise<PorticoEvent | 'timeout'> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    const off = bus.on((event) => {
+      clearTimeout(timer);
+      off();
+      resolve(event);
+    });
+  });
+}
+
+if (databasesUnderTest().includes('postgres')) {
+  test('revocations reach every instance of a deployment and no other [postgres]', async (t) => {
+    const database = await createMigratedDatabase('postgres');
+    const pools = [database.connect(), database.connect(), database.connect()];
+    const buses = [new EventBus(), new EventBus(), new EventBus()];
+    const [a, b] = [randomUUID(), randomUUID()];
+    const relays = buses.map((bus, i) =>
+      startEventRelay({ config: database.config, db: pools[i], bus, macKey: i < 2 ? a : b, log })!);
+    try {
+      await Promise.all(relays.map((r) => r.ready));
+      const local = nextEvent(buses[0]);
+      const remote = nextEvent(buses[1]);
+      const foreign = nextEvent(buses[2], 1_000);
+      const event: PorticoEvent = { type: 'connection.revoked', connectionId: 'c-1', grantId: 'g-1' };
+      await buses[0].publish(event);
+      t.deepEqual(await local, event, 'delivered in-process');
+      t.deepEqual(await remote, event, 'delivered to the other instance');
+      t.is(await foreign, 'timeout', 'another deployment does not hear it');
+    } finally {
+      await Promise.all(relays.map((r) => r.close()));
+      await Promise.all(pools.map((p) => p.destroy()));
+      await database.drop();
+    }
+  });
+
+  test('the relay reconnects after its connection is killed [postgres]', async (t) => {
+    const database = await createMigratedDatabase('postgres');
+    const pools = [database.connect(), database.connect()];
+    const buses = [new EventBus(), new EventBus()];
+    const key = randomUUID();
+    const relays = buses.map((bus, i) => startEventRelay({ config: database.config, db: pools[i], bus, macKey: key, log })!);
+    try {
+      await Promise.all(relays.map((r) => r.ready));
+      // Kill every LISTEN backend, as a PostgreSQL restart or failover would.
+      const killed = await database.db.raw(`select pg_terminate_backend(pid) as ok from pg_stat_activity where query = ?`, [`LISTEN ${channelFor(key)}`]);
+      t.is(killed.rows.length, 2, 'both listeners were terminated');
+      const event: PorticoEvent = { type: 'surface.changed', product: 'midas', status: 'live' };
+      let received: PorticoEvent | 'timeout' = 'timeout';
+      for (let attempt = 0; attempt < 50 && received === 'timeout'; attempt += 1) {
+        const pending = nextEvent(buses[1], 200);
+        await buses[0].publish(event);
+        received = await pending;
+      }
+      t.deepEqual(received, event);
+    } finally {
+      await Promise.all(relays.map((r) => r.close()));
+      await Promise.all(pools.map((p) => p.destroy()));
+      await database.drop();
+    }
+  });
+}
+
+test('on SQLite there is no relay: events stay in the process', async (t) => {
+  const database = await createMigratedDatabase('sqlite');
+  try {
+    const bus = new EventBus();
+    t.is(startEventRelay({ config: database.config, db: database.db, bus, macKey: 'k', log }), undefined);
+    const received = nextEvent(bus);
+    await bus.publish({ type: 'surface.changed', product: 'midas', status: 'live' });
+    t.like(await received, { product: 'midas' });
+  } finally {
+    await database.drop();
+  }
+});
