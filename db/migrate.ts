@@ -7,6 +7,11 @@ import type { Db } from './connect.js';
 import * as accounts from './migrations/20261121_0001_accounts.js';
 import * as oauthStore from './migrations/20261121_0002_oauth_store.js';
 import * as audit from './migrations/20261121_0003_audit.js';
+import * as herald from './migrations/20261121_0011_herald.js';
+import * as terrain from './migrations/20261121_0012_terrain.js';
+import * as people from './migrations/20261121_0013_people.js';
+import * as pawvault from './migrations/20261121_0014_pawvault.js';
+import * as midas from './migrations/20261121_0015_midas.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -17,6 +22,11 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261121_0001_accounts', accounts],
   ['20261121_0002_oauth_store', oauthStore],
   ['20261121_0003_audit', audit],
+  ['20261121_0011_herald', herald],
+  ['20261121_0012_terrain', terrain],
+  ['20261121_0013_people', people],
+  ['20261121_0014_pawvault', pawvault],
+  ['20261121_0015_midas', midas],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {
