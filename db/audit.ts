@@ -162,3 +162,81 @@ export async function* chainRows(db: DbOrTrx, tenantId: string | null, pageSize 
     after = page[page.length - 1].seq;
   }
 }
+
+export interface AuditFilter {
+  tenantId: string;
+  /** Members see only their own records. */
+  userId?: string;
+  product?: string;
+  name?: string;
+  clientId?: string;
+  connectionId?: string;
+  outcome?: string;
+  kind?: AuditKind;
+  from?: number;
+  to?: number;
+}
+
+function applyFilter(query: import('knex').Knex.QueryBuilder, filter: AuditFilter): void {
+  query.where('tenant_id', filter.tenantId);
+  if (filter.userId) query.where('user_id', filter.userId);
+  if (filter.product) query.where('product', filter.product);
+  if (filter.name) query.where('name', filter.name);
+  if (filter.clientId) query.where('client_id', filter.clientId);
+  if (filter.connectionId) query.where('connection_id', filter.connectionId);
+  if (filter.outcome) query.where('outcome', filter.outcome);
+  if (filter.kind) query.where('kind', filter.kind);
+  if (filter.from !== undefined) query.where('time', '>=', filter.from);
+  if (filter.to !== undefined) query.where('time', '<', filter.to);
+}
+
+/** Opaque keyset cursor: the (time, id) of the last record of a page. */
+export function encodeCursor(row: Pick<DbAuditRow, 'time' | 'id'>): string {
+  return Buffer.from(`${row.time}.${row.id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { time: number; id: string } | undefined {
+  const text = Buffer.from(cursor, 'base64url').toString('utf8');
+  const match = /^(\d{1,16})\.([0-9a-f-]{36})$/.exec(text);
+  return match ? { time: Number(match[1]), id: match[2] } : undefined;
+}
+
+/** Newest first, keyset-paginated: constant cost per page however deep. */
+export async function queryAudit(db: DbOrTrx, filter: AuditFilter, page: { limit: number; cursor?: { time: number; id: string } }): Promise<{ rows: DbAuditRow[]; next?: string }> {
+  const query = db<DbAuditRow>('audit_log');
+  applyFilter(query, filter);
+  if (page.cursor) {
+    const { time, id } = page.cursor;
+    query.where((q) => q.where('time', '<', time).orWhere((q2) => q2.where('time', time).andWhere('id', '<', id)));
+  }
+  const rows: DbAuditRow[] = await query.orderBy([{ column: 'time', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(page.limit + 1);
+  const more = rows.length > page.limit;
+  if (more) rows.pop();
+  return { rows, next: more ? encodeCursor(rows[rows.length - 1]) : undefined };
+}
+
+/** Streams matching records oldest first in pages (for export), in constant memory. */
+export async function* streamAudit(db: DbOrTrx, filter: AuditFilter, pageSize = 2000): AsyncGenerator<DbAuditRow> {
+  let after: { time: number; id: string } | undefined;
+  for (;;) {
+    const query = db<DbAuditRow>('audit_log');
+    applyFilter(query, filter);
+    if (after) {
+      const { time, id } = after;
+      query.where((q) => q.where('time', '>', time).orWhere((q2) => q2.where('time', time).andWhere('id', '>', id)));
+    }
+    const page: DbAuditRow[] = await query.orderBy([{ column: 'time', order: 'asc' }, { column: 'id', order: 'asc' }]).limit(pageSize);
+    for (const row of page) yield row;
+    if (page.length < pageSize) return;
+    after = page[page.length - 1];
+  }
+}
+
+/** Calls per UTC day per product since `from` (for the console's activity chart). */
+export async function dailyActivity(db: DbOrTrx, filter: AuditFilter): Promise<Array<{ day: number; product: string; calls: number }>> {
+  const query = db('audit_log').whereIn('kind', ['tool', 'resource', 'prompt']).whereNotNull('product');
+  applyFilter(query, filter);
+  // Integer division on an integer column is floor on both SQLite and PostgreSQL (times are positive).
+  const rows = await query.groupByRaw('time / 86400000, product').select(db.raw('time / 86400000 as day'), 'product', db.raw('count(*) as calls'));
+  return rows.map((r: { day: number | string; product: string; calls: number | string }) => ({ day: Number(r.day), product: r.product, calls: Number(r.calls) }));
+}

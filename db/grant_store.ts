@@ -193,3 +193,28 @@ export async function revokeGrantTokens(db: DbOrTrx, grantId: string, now = Date
   await db('oidc_payloads').where({ grant_id: grantId }).whereIn('model', GRANTABLE_MODELS.filter((m) => m !== 'AccessToken')).delete();
   await db('oidc_payloads').where({ model: 'Grant', id: grantId }).delete();
 }
+
+export interface ConnectionView extends DbConnectionRow {
+  user_email: string;
+}
+
+/** A tenant's connections, newest first; `userId` narrows to one person's (members see only theirs). */
+export async function listConnections(
+  db: DbOrTrx,
+  tenantId: string,
+  options: { userId?: string; includeRevoked?: boolean; limit?: number } = {},
+): Promise<ConnectionView[]> {
+  const query = db('connections as c')
+    .join('users as u', 'u.id', 'c.user_id')
+    .where('c.tenant_id', tenantId)
+    .orderBy([{ column: 'c.created_at', order: 'desc' }, { column: 'c.id', order: 'desc' }])
+    .limit(options.limit ?? 500)
+    .select('c.*', 'u.email as user_email');
+  if (options.userId) query.where('c.user_id', options.userId);
+  if (!options.includeRevoked) query.whereNull('c.revoked_at');
+  return query;
+}
+
+export async function findConnectionView(db: DbOrTrx, id: string): Promise<ConnectionView | undefined> {
+  return db('connections as c').join('users as u', 'u.id', 'c.user_id').where('c.id', id).first('c.*', 'u.email as user_email');
+}

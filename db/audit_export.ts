@@ -1,0 +1,112 @@
+/**
+ * Audit export formats and their offline verification. An export of a whole tenant chain (no
+ * filters) carries every hashed field exactly as stored, so anyone can re-check the chain with
+ * `npm run admin -- audit verify --file <export>` without access to the database.
+ */
+import fs from 'node:fs';
+import readline from 'node:readline';
+import type { DbAuditRow } from './audit.js';
+
+export const EXPORT_COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_id', 'connection_id', 'product', 'kind', 'name', 'args_digest', 'args_redacted', 'outcome', 'duration_ms', 'request_id', 'prev_hash', 'hash'] as const;
+const NUMERIC = new Set(['seq', 'time', 'duration_ms']);
+
+export type ExportFormat = 'jsonl' | 'csv';
+
+export function toJsonLine(row: DbAuditRow): string {
+  return JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, row[c] ?? null]))) + '\n';
+}
+
+function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) || text === '' ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export const CSV_HEADER = EXPORT_COLUMNS.join(',') + '\r\n';
+
+export function toCsvLine(row: DbAuditRow): string {
+  return EXPORT_COLUMNS.map((c) => csvField(row[c])).join(',') + '\r\n';
+}
+
+/** Streams an export as text chunks, batching lines to keep syscalls few and memory flat. */
+export async function* exportChunks(rows: AsyncIterable<DbAuditRow>, format: ExportFormat): AsyncGenerator<string> {
+  let buffer = format === 'csv' ? CSV_HEADER : '';
+  for await (const row of rows) {
+    buffer += format === 'csv' ? toCsvLine(row) : toJsonLine(row);
+    if (buffer.length > 64 * 1024) {
+      yield buffer;
+      buffer = '';
+    }
+  }
+  if (buffer) yield buffer;
+}
+
+/** Splits one CSV record (RFC 4180); an empty unquoted field is null, `""` is the empty string. */
+function parseCsvRecord(line: string): Array<string | null> {
+  const fields: Array<string | null> = [];
+  let i = 0;
+  while (i <= line.length) {
+    if (line[i] === '"') {
+      let value = '';
+      i += 1;
+      for (;;) {
+        const quote = line.indexOf('"', i);
+        if (quote < 0) throw new Error('unterminated quoted field');
+        value += line.slice(i, quote);
+        if (line[quote + 1] === '"') {
+          value += '"';
+          i = quote + 2;
+        } else {
+          i = quote + 1;
+          break;
+        }
+      }
+      fields.push(value);
+    } else {
+      const comma = line.indexOf(',', i);
+      const end = comma < 0 ? line.length : comma;
+      const raw = line.slice(i, end);
+      fields.push(raw === '' ? null : raw);
+      i = end;
+    }
+    if (line[i] === ',') i += 1;
+    else break;
+  }
+  return fields;
+}
+
+function rowFrom(values: Record<string, unknown>): DbAuditRow {
+  const row: Record<string, unknown> = {};
+  for (const column of EXPORT_COLUMNS) {
+    const value = values[column] ?? null;
+    row[column] = value !== null && NUMERIC.has(column) ? Number(value) : value;
+  }
+  return row as unknown as DbAuditRow;
+}
+
+/** Reads an export file (JSONL or CSV, told apart by its first line) record by record. */
+export async function* readExport(path: string): AsyncGenerator<DbAuditRow> {
+  const lines = readline.createInterface({ input: fs.createReadStream(path, 'utf8'), crlfDelay: Infinity });
+  let format: ExportFormat | undefined;
+  let pending = '';
+  for await (const line of lines) {
+    if (!format) {
+      format = line.startsWith('{') ? 'jsonl' : 'csv';
+      if (format === 'csv') {
+        if (line !== EXPORT_COLUMNS.join(',')) throw new Error('not a Portico audit export: unexpected CSV header');
+        continue;
+      }
+    }
+    if (!line && !pending) continue;
+    if (format === 'jsonl') {
+      yield rowFrom(JSON.parse(line) as Record<string, unknown>);
+      continue;
+    }
+    // A quoted CSV field may span lines: keep reading until the quotes balance.
+    pending = pending ? `${pending}\n${line}` : line;
+    if ((pending.match(/"/g)?.length ?? 0) % 2 === 1) continue;
+    const fields = parseCsvRecord(pending);
+    pending = '';
+    yield rowFrom(Object.fromEntries(EXPORT_COLUMNS.map((c, i) => [c, fields[i]])));
+  }
+}
