@@ -5,6 +5,7 @@
  */
 import type { Mount } from './app.js';
 import { authMount } from './auth/index.js';
+import { consoleMount } from './auth/console/index.js';
 import { mcpMount } from './mcp/index.js';
 import { PRODUCTS } from './mcp/products/index.js';
 import { buildCatalog } from './shared/catalog.js';
@@ -14,7 +15,7 @@ import { startEventRelay } from './db/notify.js';
 export function defaultMounts(): Mount[] {
   const catalog = buildCatalog(PRODUCTS);
   const events = new EventBus();
-  return [eventRelayMount(events), authMount({ catalog, events }), mcpMount({ catalog, events })];
+  return [eventRelayMount(events), authMount({ catalog, events }), consoleMount({ catalog, events }), mcpMount({ catalog, events })];
 }
 
 /** On PostgreSQL, carries revocations and surface changes to every other instance. */

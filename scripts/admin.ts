@@ -8,13 +8,16 @@ import { isAppError } from '../shared/errors.js';
 import { connectDatabase, type Db } from '../db/connect.js';
 import { migrateLatest } from '../db/migrate.js';
 import { addMembership, assertRole, createTenant, createUser, listTenants, listUsers, requireTenantBySlug } from '../db/accounts.js';
-import { appendAudit } from '../db/audit.js';
+import { appendAudit, chainRows, verifyChain, type AuditVerification } from '../db/audit.js';
+import { exportChunks, readExport } from '../db/audit_export.js';
 
 export type Output = (line: string) => void;
 
 export interface AdminCommand {
   usage: string;
   run(db: Db, args: string[], io: { out: Output; stdin: () => Promise<string> }): Promise<void>;
+  /** Work that needs no database (e.g. verifying an exported file): used when `when(args)` holds. */
+  offline?: { when(args: string[]): boolean; run(args: string[], io: { out: Output }): Promise<void> };
 }
 
 export class UsageError extends Error {}
@@ -73,7 +76,45 @@ export const COMMANDS: Record<string, AdminCommand> = {
       for (const u of users) out(`${u.email.padEnd(32)} ${u.memberships.padEnd(40)} ${u.id}`);
     },
   },
+  'audit verify': {
+    usage: 'audit verify (--tenant <slug> | --file <export.jsonl|export.csv>)',
+    async run(db, args, { out }) {
+      const { values } = parseArgs({ args, options: { tenant: { type: 'string' } } });
+      if (!values.tenant) throw new UsageError(`usage: ${COMMANDS['audit verify'].usage}`);
+      const tenant = await requireTenantBySlug(db, values.tenant);
+      report(await verifyChain(chainRows(db, tenant.id)), out);
+    },
+    offline: {
+      when: (args) => args.includes('--file'),
+      async run(args, { out }) {
+        const { values } = parseArgs({ args, options: { file: { type: 'string' } } });
+        if (!values.file) throw new UsageError(`usage: ${COMMANDS['audit verify'].usage}`);
+        const result = await verifyChain(readExport(values.file)).catch((error: Error) => {
+          throw new UsageError(`error: cannot read ${values.file}: ${error.message}`);
+        });
+        report(result, out);
+      },
+    },
+  },
+  'audit export': {
+    usage: 'audit export --tenant <slug> [--format jsonl|csv]   (writes to standard output)',
+    async run(db, args, { out }) {
+      const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, format: { type: 'string', default: 'jsonl' } } });
+      if (!values.tenant || (values.format !== 'jsonl' && values.format !== 'csv')) throw new UsageError(`usage: ${COMMANDS['audit export'].usage}`);
+      const tenant = await requireTenantBySlug(db, values.tenant);
+      for await (const chunk of exportChunks(chainRows(db, tenant.id), values.format)) out(chunk.replace(/\r?\n$/, ''));
+    },
+  },
 };
+
+/** A verification that found a broken record: exit code 4, distinct from usage and lookup errors. */
+export class ChainBroken extends Error {}
+
+function report(result: AuditVerification, out: Output): void {
+  if (result.ok) return out(`ok: ${result.checked} records verified`);
+  const broken = result.first_broken!;
+  throw new ChainBroken(`broken at record seq ${broken.seq} (id ${broken.id}): ${broken.reason}; ${result.checked} records before it verified`);
+}
 
 /** Registers further commands (clients, audit, surfaces) from the parts that own them. */
 export function registerCommand(name: string, command: AdminCommand): void {
@@ -100,14 +141,24 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
   }
   let db: Db | undefined;
   try {
+    const rest = argv.slice(name.split(' ').length);
+    const command = COMMANDS[name];
+    if (command.offline?.when(rest)) {
+      await command.offline.run(rest, { out: io.out });
+      return 0;
+    }
     const config = loadConfig(env);
     db = connectDatabase(config.database);
     await migrateLatest(db);
-    await COMMANDS[name].run(db, argv.slice(name.split(' ').length), { out: io.out, stdin: io.stdin ?? readStdin });
+    await command.run(db, rest, { out: io.out, stdin: io.stdin ?? readStdin });
     return 0;
   } catch (error) {
     if (error instanceof ConfigError) io.err(`error: invalid configuration: ${error.message}`);
     else if (error instanceof UsageError) io.err(error.message);
+    else if (error instanceof ChainBroken) {
+      io.err(`audit chain ${error.message}`);
+      return 4;
+    }
     else if (isAppError(error) && error.expose) io.err(`error: ${error.message}`);
     else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) io.err(`error: ${error.message}`);
     else io.err(`error: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,0 +1,291 @@
+/**
+ * The customer console at {api_url}/mcp (DESIGN.md §8): server-rendered pages for people, and
+ * the same operations as a versioned JSON API at {api_url}/mcp/v1/ for scripts, which is an
+ * OAuth-protected resource of our own authorization server.
+ */
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import type { Mount, PorticoContext } from '../../app.js';
+import type { Catalog } from '../../shared/catalog.js';
+import { AppError, isAppError, toAppError } from '../../shared/errors.js';
+import type { EventBus } from '../../shared/events.js';
+import { readForm, type PorticoState } from '../../shared/http.js';
+import { authenticate, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
+import { appendAudit, chainRows, dailyActivity, queryAudit, streamAudit, verifyChain } from '../../db/audit.js';
+import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
+import { authenticateBearer } from '../../db/grant_store.js';
+import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
+import { page, type Html } from './html.js';
+import * as pages from './pages.js';
+import { checkCsrf, clearSession, csrfToken, readSession, writeSession, type SessionOptions } from './session.js';
+import { auditFor, auditJson, connectionFor, connectionJson, connectionsFor, parseAuditQuery, requireScope, revokeFor, type Viewer } from './service.js';
+
+const PRE_SESSION_COOKIE = 'portico_console_pre';
+const CHART_DAYS = 14;
+
+export function consoleMount(options: { catalog: Catalog; events: EventBus }): Mount {
+  return (app, context) => {
+    const { config } = context;
+    const api = new URL(config.apiUrl);
+    const base = `${api.pathname.replace(/\/$/, '')}/mcp`;
+    const resource = `${config.apiUrl}/mcp`;
+    const prmPath = `/.well-known/oauth-protected-resource${base}`;
+    const prmUrl = `${api.origin}${prmPath}`;
+    const sessionOptions: SessionOptions = { path: base, secure: api.protocol === 'https:', macKey: context.secrets.macKey };
+    const consoleScopes = Object.keys(CONSOLE_SCOPES);
+    const describeScope = (scope: string) => CONSOLE_SCOPES[scope] ?? options.catalog.describeScope(scope);
+    const productTitle = (id: string) => (id === 'console' ? 'Console API' : options.catalog.product(id)?.title ?? id);
+
+    const router = new Router<PorticoState>();
+
+    // RFC 9728 protected resource metadata for the JSON API.
+    router.get(prmPath, (ctx) => {
+      ctx.state.route = '/.well-known/oauth-protected-resource/console';
+      ctx.set('Access-Control-Allow-Origin', '*');
+      ctx.body = {
+        resource, authorization_servers: [config.authUrl], scopes_supported: consoleScopes,
+        bearer_methods_supported: ['header'], resource_name: 'Portico console API',
+      };
+    });
+
+    // ---- JSON API (bearer tokens) -------------------------------------------------------
+    const bearer = async (ctx: Context, next: Next) => {
+      ctx.state.route = `${base}/v1`;
+      const header = ctx.get('authorization');
+      const challenge = (extra = '') => `Bearer resource_metadata="${prmUrl}", scope="${consoleScopes.join(' ')}"${extra}`;
+      try {
+        const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
+        if (!match) throw new AppError('invalid_token', 'a bearer token is required', { headers: { 'WWW-Authenticate': challenge() } });
+        const principal = await authenticateBearer(context.db, match[1], resource).catch((error: unknown) => {
+          const e = toAppError(error);
+          throw new AppError(e.code, e.message, { cause: error, headers: e.status === 401 ? { 'WWW-Authenticate': challenge(`, error="invalid_token"`) } : undefined });
+        });
+        const role = await membershipIn(context.db, principal.user.id, principal.tenant.id);
+        if (!role) throw new AppError('forbidden', 'the person behind this token is no longer a member of the organization');
+        (ctx.state as ConsoleState).viewer = {
+          userId: principal.user.id, email: principal.user.email, tenant: principal.tenant, role, scopes: principal.scopes, requestId: ctx.state.requestId,
+        };
+        await next();
+      } catch (error) {
+        if (isAppError(error) && error.code === 'insufficient_scope') {
+          const scope = String(error.details?.scope ?? '');
+          throw new AppError('insufficient_scope', error.message, {
+            details: error.details,
+            headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${prmUrl}"` },
+          });
+        }
+        throw error;
+      }
+    };
+    const viewerOf = (ctx: Context) => (ctx.state as ConsoleState).viewer!;
+
+    router.get(`${base}/v1/connections`, bearer, async (ctx) => {
+      const connections = await connectionsFor(context.db, viewerOf(ctx), { includeRevoked: ctx.query.include_revoked === 'true' });
+      ctx.body = { connections: connections.map((c) => connectionJson(c, describeScope)) };
+    });
+    router.get(`${base}/v1/connections/:id`, bearer, async (ctx) => {
+      ctx.body = connectionJson(await connectionFor(context.db, viewerOf(ctx), ctx.params.id), describeScope);
+    });
+    router.delete(`${base}/v1/connections/:id`, bearer, async (ctx) => {
+      const { connection, revoked } = await revokeFor(context.db, options.events, viewerOf(ctx), ctx.params.id);
+      ctx.body = { ...connectionJson(connection, describeScope), already_revoked: !revoked };
+    });
+    router.get(`${base}/v1/audit`, bearer, async (ctx) => {
+      const viewer = viewerOf(ctx);
+      const { rows, next } = await auditFor(context.db, viewer, parseAuditQuery(viewer, ctx.query));
+      ctx.body = { records: rows.map(auditJson), next_cursor: next ?? null };
+    });
+    router.get(`${base}/v1/audit/export`, bearer, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
+    router.get(`${base}/v1/audit/verify`, bearer, async (ctx) => {
+      ctx.body = await verifyFor(context, viewerOf(ctx));
+    });
+
+    // ---- HTML pages (sign-in session) ---------------------------------------------------
+    const htmlErrors = async (ctx: Context, next: Next) => {
+      ctx.state.route = `${base}/pages`;
+      securityHeaders(ctx);
+      try {
+        await next();
+      } catch (error) {
+        const e = toAppError(error);
+        if (e.code === 'unauthenticated') return ctx.redirect(`${base}/login`);
+        if (!e.expose) context.log.error('console page failed', { request_id: ctx.state.requestId, err: error });
+        ctx.status = e.status;
+        ctx.type = 'html';
+        ctx.body = page({ title: 'Error', basePath: base }, pages.errorPage(e.expose ? e.message : `Something went wrong (request ${ctx.state.requestId}).`, base));
+      }
+    };
+    const signedIn = async (ctx: Context, next: Next) => {
+      const session = readSession(ctx, sessionOptions);
+      if (!session) throw new AppError('unauthenticated', 'sign in first');
+      if (!session.tenantId) return ctx.redirect(`${base}/organization`);
+      const [user, role, tenants] = await Promise.all([
+        findUserById(context.db, session.userId), membershipIn(context.db, session.userId, session.tenantId), membershipsOf(context.db, session.userId),
+      ]);
+      const tenant = tenants.find((m) => m.tenant_id === session.tenantId);
+      if (!user || !role || !tenant) {
+        clearSession(ctx, sessionOptions);
+        throw new AppError('unauthenticated', 'sign in again');
+      }
+      (ctx.state as ConsoleState).viewer = { userId: user.id, email: user.email, tenant: { id: tenant.tenant_id, slug: tenant.tenant_slug, name: tenant.tenant_name }, role, requestId: ctx.state.requestId };
+      (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `session:${session.userId}:${session.tenantId}:${session.expiresAt}`);
+      await next();
+    };
+    const sessionBinding = (ctx: Context) => {
+      const session = readSession(ctx, sessionOptions);
+      return session ? `session:${session.userId}:${session.tenantId}:${session.expiresAt}` : undefined;
+    };
+    const render = (ctx: Context, title: string, body: Html, current?: 'connections' | 'audit') => {
+      const state = ctx.state as ConsoleState;
+      const viewer = state.viewer;
+      ctx.type = 'html';
+      ctx.body = page({
+        title, current, basePath: base,
+        who: viewer ? { email: viewer.email, tenant: viewer.tenant.name, role: viewer.role, csrf: state.csrf! } : undefined,
+      }, body);
+    };
+    const pageContext = (ctx: Context): pages.PageContext => ({ base, csrf: (ctx.state as ConsoleState).csrf ?? '', describeScope, productTitle });
+    const postForm = async (ctx: Context, binding: string | undefined) => {
+      const form = await readForm(ctx);
+      if (!binding) throw new AppError('csrf_failed', 'the form has expired; reload and try again');
+      checkCsrf(ctx, context.secrets.macKey, binding, form.get('csrf'), api.origin);
+      return form;
+    };
+
+    router.get(base, htmlErrors, (ctx) => ctx.redirect(`${base}/connections`));
+    router.get(`${base}/login`, htmlErrors, (ctx) => {
+      const nonce = randomBytes(16).toString('base64url');
+      ctx.cookies.set(PRE_SESSION_COOKIE, nonce, { signed: true, httpOnly: true, sameSite: 'lax', secure: sessionOptions.secure, path: base, maxAge: 3600_000 });
+      (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
+      render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), {}));
+    });
+    router.post(`${base}/login`, htmlErrors, async (ctx) => {
+      const nonce = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
+      const form = await postForm(ctx, nonce ? `pre:${nonce}` : undefined);
+      const email = (form.get('email') ?? '').slice(0, 254);
+      const user = await authenticate(context.db, email, (form.get('password') ?? '').slice(0, 1024));
+      (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
+      if (!user) {
+        ctx.status = 401;
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'That e-mail and password do not match an account.', email }));
+      }
+      const memberships = await membershipsOf(context.db, user.id);
+      if (!memberships.length) {
+        ctx.status = 403;
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'Your account is not a member of any organization.', email }));
+      }
+      ctx.cookies.set(PRE_SESSION_COOKIE, '', { signed: true, path: base, maxAge: 0 });
+      writeSession(ctx, sessionOptions, { userId: user.id, tenantId: memberships.length === 1 ? memberships[0].tenant_id : undefined });
+      if (memberships.length === 1) await auditLogin(context, user.id, memberships[0].tenant_id, ctx.state.requestId);
+      ctx.redirect(memberships.length === 1 ? `${base}/connections` : `${base}/organization`);
+    });
+    router.get(`${base}/organization`, htmlErrors, async (ctx) => {
+      const session = readSession(ctx, sessionOptions);
+      if (!session) throw new AppError('unauthenticated', 'sign in first');
+      (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(ctx)!);
+      render(ctx, 'Choose an organization', pages.organizationPage(pageContext(ctx), await membershipsOf(context.db, session.userId)));
+    });
+    router.post(`${base}/organization`, htmlErrors, async (ctx) => {
+      const session = readSession(ctx, sessionOptions);
+      if (!session) throw new AppError('unauthenticated', 'sign in first');
+      const form = await postForm(ctx, sessionBinding(ctx));
+      const memberships = await membershipsOf(context.db, session.userId);
+      const chosen = memberships.find((m) => m.tenant_slug === form.get('tenant'));
+      if (!chosen) throw new AppError('forbidden', 'you are not a member of that organization');
+      writeSession(ctx, sessionOptions, { userId: session.userId, tenantId: chosen.tenant_id });
+      await auditLogin(context, session.userId, chosen.tenant_id, ctx.state.requestId);
+      ctx.redirect(`${base}/connections`);
+    });
+    router.post(`${base}/logout`, htmlErrors, async (ctx) => {
+      await postForm(ctx, sessionBinding(ctx));
+      clearSession(ctx, sessionOptions);
+      ctx.redirect(`${base}/login`);
+    });
+    router.get(`${base}/connections`, htmlErrors, signedIn, async (ctx) => {
+      const viewer = viewerOf(ctx);
+      const showRevoked = ctx.query.revoked === '1';
+      const today = Math.floor(Date.now() / 86400000);
+      const [connections, activity] = await Promise.all([
+        connectionsFor(context.db, viewer, { includeRevoked: showRevoked }),
+        dailyActivity(context.db, { tenantId: viewer.tenant.id, userId: viewer.role === 'admin' ? undefined : viewer.userId, from: (today - CHART_DAYS + 1) * 86400000 }),
+      ]);
+      const notice = typeof ctx.query.notice === 'string' && ctx.query.notice === 'revoked' ? 'The connection was revoked. Its tokens no longer work and its sessions are closed.' : undefined;
+      render(ctx, 'Connections', pages.connectionsPage(pageContext(ctx), connections, { isAdmin: viewer.role === 'admin', showRevoked, notice, chart: [activity, CHART_DAYS, today] }), 'connections');
+    });
+    router.get(`${base}/connections/:id`, htmlErrors, signedIn, async (ctx) => {
+      const viewer = viewerOf(ctx);
+      const connection = await connectionFor(context.db, viewer, ctx.params.id);
+      const { rows } = await queryAudit(context.db, { tenantId: viewer.tenant.id, connectionId: connection.id }, { limit: 20 });
+      render(ctx, 'Connection', pages.connectionPage(pageContext(ctx), connection, rows), 'connections');
+    });
+    router.get(`${base}/connections/:id/revoke`, htmlErrors, signedIn, async (ctx) => {
+      const connection = await connectionFor(context.db, viewerOf(ctx), ctx.params.id);
+      render(ctx, 'Revoke connection', pages.revokePage(pageContext(ctx), connection), 'connections');
+    });
+    router.post(`${base}/connections/:id/revoke`, htmlErrors, signedIn, async (ctx) => {
+      await postForm(ctx, sessionBinding(ctx));
+      await revokeFor(context.db, options.events, viewerOf(ctx), ctx.params.id);
+      ctx.redirect(`${base}/connections?notice=revoked`);
+    });
+    router.get(`${base}/audit`, htmlErrors, signedIn, async (ctx) => {
+      const viewer = viewerOf(ctx);
+      const query = Object.fromEntries(Object.entries(ctx.query).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
+      const { rows, next } = await auditFor(context.db, viewer, parseAuditQuery(viewer, query));
+      render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, isAdmin: viewer.role === 'admin' }), 'audit');
+    });
+    router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
+    router.get(`${base}/audit/verify`, htmlErrors, signedIn, async (ctx) => {
+      render(ctx, 'Verify', pages.verifyPage(pageContext(ctx), await verifyFor(context, viewerOf(ctx))), 'audit');
+    });
+
+    app.use(router.routes());
+    app.use(router.allowedMethods({ throw: false }));
+  };
+}
+
+interface ConsoleState extends PorticoState {
+  viewer?: Viewer;
+  csrf?: string;
+}
+
+function securityHeaders(ctx: Context): void {
+  ctx.set({
+    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    'X-Frame-Options': 'DENY',
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'same-origin',
+    'Cache-Control': 'no-store',
+  });
+}
+
+async function auditLogin(context: PorticoContext, userId: string, tenantId: string, requestId: string): Promise<void> {
+  await appendAudit(context.db, { tenantId, userId, kind: 'auth', name: 'console.sign_in', outcome: 'ok', requestId });
+}
+
+async function verifyFor(context: PorticoContext, viewer: Viewer) {
+  requireScope(viewer, 'console.audit.read');
+  if (viewer.role !== 'admin') throw new AppError('forbidden', 'only an admin can verify the whole audit chain');
+  return verifyChain(chainRows(context.db, viewer.tenant.id));
+}
+
+/**
+ * Streams an export in constant memory. An admin's unfiltered export is the tenant's whole chain
+ * in order, verifiable offline; a filtered one (or a member's) is a selection, oldest first.
+ */
+async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer): Promise<void> {
+  requireScope(viewer, 'console.audit.read');
+  const format = (ctx.query.format ?? 'jsonl') as string;
+  if (format !== 'jsonl' && format !== 'csv') throw new AppError('invalid_request', 'format must be jsonl or csv');
+  const { format: _f, ...rest } = ctx.query;
+  const query = parseAuditQuery(viewer, rest as Record<string, string>);
+  const { tenantId, ...filters } = query.filter;
+  const whole = Object.values(filters).every((v) => v === undefined);
+  const rows = whole ? chainRows(context.db, tenantId) : streamAudit(context.db, query.filter);
+  const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-');
+  ctx.type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
+  ctx.set('Content-Disposition', `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`);
+  ctx.set('X-Audit-Export', whole ? 'chain' : 'selection');
+  ctx.body = Readable.from(exportChunks(rows, format as ExportFormat));
+}

@@ -1,0 +1,144 @@
+/** Page bodies of the console. Everything user- or client-supplied is escaped by `html`. */
+import type { ConnectionView } from '../../db/grant_store.js';
+import type { DbAuditRow } from '../../db/audit.js';
+import type { AuditVerification } from '../../db/audit.js';
+import { activityChart, html, Html, time } from './html.js';
+
+export interface PageContext {
+  base: string;
+  csrf: string;
+  describeScope(scope: string): string | undefined;
+  productTitle(id: string): string;
+}
+
+export function loginPage(p: PageContext, options: { error?: string; email?: string }): Html {
+  return html`<div class="narrow card">
+    <h1>Sign in to the console</h1>
+    <p class="muted">See and revoke the AI clients connected to your organization, and read their audit log.</p>
+    ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+    <form method="post" action="${p.base}/login">
+      <input type="hidden" name="csrf" value="${p.csrf}">
+      <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}">
+      <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+      <p><button type="submit">Sign in</button></p>
+    </form></div>`;
+}
+
+export function organizationPage(p: PageContext, memberships: Array<{ tenant_id: string; tenant_name: string; tenant_slug: string; role: string }>, error?: string): Html {
+  return html`<div class="narrow card">
+    <h1>Choose an organization</h1>
+    ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+    <form method="post" action="${p.base}/organization">
+      <input type="hidden" name="csrf" value="${p.csrf}">
+      <label for="tenant">Organization</label>
+      <select id="tenant" name="tenant">${memberships.map((m) => html`<option value="${m.tenant_slug}">${m.tenant_name} (${m.role})</option>`)}</select>
+      <p><button type="submit">Continue</button></p>
+    </form></div>`;
+}
+
+function clientCell(c: ConnectionView): Html {
+  const kind = c.client_kind === 'registered' ? html`<span class="badge ok">registered by an admin</span>`
+    : c.client_kind === 'metadata_document' ? html`<span class="badge warn">metadata document (identified by its URL)</span>`
+    : html`<span class="badge warn">registered itself (unverified)</span>`;
+  return html`<strong>${c.client_name ?? 'Unnamed client'}</strong><br>${kind}`;
+}
+
+function scopeList(p: PageContext, scopes: string): Html {
+  return html`<ul class="scopes">${scopes.split(' ').filter(Boolean).map((s) => html`<li>${p.describeScope(s) ?? s} <code>${s}</code></li>`)}</ul>`;
+}
+
+export function connectionsPage(p: PageContext, connections: ConnectionView[], options: { isAdmin: boolean; showRevoked: boolean; notice?: string; chart: Parameters<typeof activityChart> }): Html {
+  return html`
+    <h1>Connections</h1>
+    ${options.notice ? html`<p class="card" role="status">${options.notice}</p>` : ''}
+    <section class="card" aria-labelledby="activity"><h2 id="activity" style="margin-top:0;font-size:1.05rem">Activity, last ${options.chart[1]} days</h2>${activityChart(...options.chart)}</section>
+    <section class="card">
+      <p class="muted">${options.isAdmin ? 'Every AI client connected to this organization.' : 'The AI clients you connected.'}
+        ${options.showRevoked ? html`<a href="${p.base}/connections">Hide revoked</a>` : html`<a href="${p.base}/connections?revoked=1">Show revoked</a>`}</p>
+      ${connections.length === 0 ? html`<p>No connections yet. When someone connects an AI client to a product server, it appears here.</p>` : html`
+      <table><thead><tr><th>Client</th><th>Product</th><th>Scopes</th><th>Person</th><th>Created</th><th>Last used</th><th>Calls</th><th></th></tr></thead><tbody>
+      ${connections.map((c) => html`<tr data-connection="${c.id}">
+        <td>${clientCell(c)}</td><td>${p.productTitle(c.product)}</td><td>${scopeList(p, c.scopes)}</td><td>${c.user_email}</td>
+        <td>${time(c.created_at)}</td><td>${time(c.last_used_at)}</td><td>${c.call_count}</td>
+        <td>${c.revoked_at ? html`<span class="badge bad">revoked</span>` : ''} <a href="${p.base}/connections/${c.id}">Details</a></td></tr>`)}
+      </tbody></table>`}
+    </section>`;
+}
+
+export function auditTable(p: PageContext, rows: DbAuditRow[]): Html {
+  if (!rows.length) return html`<p>No audit records match.</p>`;
+  return html`<table><thead><tr><th>Time</th><th>Kind</th><th>Name</th><th>Product</th><th>Outcome</th><th>Duration</th><th>Connection</th></tr></thead><tbody>
+    ${rows.map((r) => html`<tr><td>${time(r.time)}</td><td>${r.kind}</td><td><code>${r.name}</code></td><td>${r.product ?? ''}</td>
+      <td><span class="badge ${r.outcome === 'ok' ? 'ok' : r.outcome === 'confirmation_required' ? 'warn' : 'bad'}">${r.outcome}</span></td>
+      <td>${r.duration_ms === null ? '' : `${r.duration_ms} ms`}</td>
+      <td>${r.connection_id ? html`<a href="${p.base}/connections/${r.connection_id}">${r.connection_id.slice(0, 8)}</a>` : ''}</td></tr>`)}
+    </tbody></table>`;
+}
+
+export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAuditRow[]): Html {
+  return html`
+    <p><a href="${p.base}/connections">← Connections</a></p>
+    <h1>${c.client_name ?? 'Unnamed client'} → ${p.productTitle(c.product)}</h1>
+    <section class="card"><table><tbody>
+      <tr><th>Client</th><td>${clientCell(c)}<br><code>${c.client_id}</code></td></tr>
+      <tr><th>Product server</th><td><code>${c.resource}</code></td></tr>
+      <tr><th>Scopes</th><td>${scopeList(p, c.scopes)}</td></tr>
+      <tr><th>Person</th><td>${c.user_email}</td></tr>
+      <tr><th>Created</th><td>${time(c.created_at)}</td></tr>
+      <tr><th>Last used</th><td>${time(c.last_used_at)} (${c.call_count} calls)</td></tr>
+      <tr><th>Status</th><td>${c.revoked_at ? html`<span class="badge bad">revoked</span> ${time(c.revoked_at)}` : html`<span class="badge ok">active</span>`}</td></tr>
+    </tbody></table>
+    ${c.revoked_at ? '' : html`<p><a class="button" href="${p.base}/connections/${c.id}/revoke">Revoke…</a></p>`}
+    </section>
+    <section class="card"><h2 style="margin-top:0;font-size:1.05rem">Recent activity</h2>${auditTable(p, recent)}
+      <p><a href="${p.base}/audit?connection=${c.id}">Full audit log of this connection</a></p></section>`;
+}
+
+export function revokePage(p: PageContext, c: ConnectionView): Html {
+  return html`<div class="narrow card">
+    <h1>Revoke this connection?</h1>
+    <p><strong>${c.client_name ?? 'Unnamed client'}</strong> will immediately lose access to <strong>${p.productTitle(c.product)}</strong>
+      for ${c.user_email}. Its tokens stop working on every instance and its open sessions close. This cannot be undone;
+      the client would have to be authorized again.</p>
+    <form method="post" action="${p.base}/connections/${c.id}/revoke">
+      <input type="hidden" name="csrf" value="${p.csrf}">
+      <button type="submit" class="danger">Revoke connection</button>
+      <a class="button secondary" href="${p.base}/connections/${c.id}">Cancel</a>
+    </form></div>`;
+}
+
+export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: Record<string, string>; next?: string; isAdmin: boolean }): Html {
+  const q = options.query;
+  const nextLink = options.next ? `${p.base}/audit?${new URLSearchParams({ ...q, cursor: options.next })}` : undefined;
+  const exportQuery = new URLSearchParams(Object.entries(q).filter(([k]) => k !== 'cursor'));
+  return html`
+    <h1>Audit log</h1>
+    <form class="card filters" method="get" action="${p.base}/audit" aria-label="Filters">
+      <div><label for="f-product">Product</label><input id="f-product" name="product" value="${q.product ?? ''}"></div>
+      <div><label for="f-tool">Tool</label><input id="f-tool" name="tool" value="${q.tool ?? ''}" placeholder="forge.create_conversation"></div>
+      <div><label for="f-client">Client</label><input id="f-client" name="client" value="${q.client ?? ''}"></div>
+      <div><label for="f-connection">Connection</label><input id="f-connection" name="connection" value="${q.connection ?? ''}"></div>
+      <div><label for="f-outcome">Outcome</label><input id="f-outcome" name="outcome" value="${q.outcome ?? ''}" placeholder="ok"></div>
+      <div><label for="f-from">From</label><input id="f-from" name="from" type="date" value="${q.from ?? ''}"></div>
+      <div><label for="f-to">To</label><input id="f-to" name="to" type="date" value="${q.to ?? ''}"></div>
+      <div><button type="submit">Filter</button> <a href="${p.base}/audit">Clear</a></div>
+    </form>
+    <section class="card">${auditTable(p, rows)}
+      <div class="pager">${nextLink ? html`<a class="button secondary" href="${nextLink}">Older records →</a>` : ''}</div>
+      <p class="muted">Export: <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=jsonl">JSON Lines</a> ·
+        <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=csv">CSV</a>
+        ${options.isAdmin ? html` · <a href="${p.base}/audit/verify">Verify the chain</a>` : ''}</p>
+    </section>`;
+}
+
+export function verifyPage(p: PageContext, result: AuditVerification): Html {
+  return html`<h1>Audit chain verification</h1><section class="card">
+    ${result.ok ? html`<p><span class="badge ok">intact</span> All ${result.checked} records chain correctly.</p>`
+      : html`<p class="error" role="alert">The chain is broken at record #${result.first_broken!.seq} (<code>${result.first_broken!.id}</code>): ${result.first_broken!.reason}.
+        ${result.checked} records before it verified.</p>`}
+    <p><a href="${p.base}/audit">← Audit log</a></p></section>`;
+}
+
+export function errorPage(message: string, base: string): Html {
+  return html`<div class="narrow card"><h1>Something is not right</h1><p class="error" role="alert">${message}</p><p><a href="${base}/connections">Back to the console</a></p></div>`;
+}

@@ -1,0 +1,150 @@
+/**
+ * What a viewer of the console may see and do. Both the HTML pages and the JSON API go through
+ * here, so the rules live in one place: tenant admins see the whole tenant, members only their
+ * own connections and records; anything in another tenant is forbidden_cross_tenant.
+ */
+import { AppError } from '../../shared/errors.js';
+import type { EventBus } from '../../shared/events.js';
+import type { Db } from '../../db/connect.js';
+import type { Role } from '../../db/accounts.js';
+import { findConnectionView, listConnections, revokeConnection, type ConnectionView } from '../../db/grant_store.js';
+import { decodeCursor, queryAudit, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
+import { normaliseId } from '../../db/tenant_scope.js';
+
+export interface Viewer {
+  userId: string;
+  email: string;
+  tenant: { id: string; slug: string; name: string };
+  role: Role;
+  /** Present for bearer-token callers: what the token allows. Sessions may do what the role allows. */
+  scopes?: ReadonlySet<string>;
+  requestId: string;
+}
+
+export function requireScope(viewer: Viewer, scope: string): void {
+  if (viewer.scopes && !viewer.scopes.has(scope)) {
+    throw new AppError('insufficient_scope', `this token lacks the scope ${scope}`, { details: { scope } });
+  }
+}
+
+export async function connectionsFor(db: Db, viewer: Viewer, options: { includeRevoked?: boolean } = {}): Promise<ConnectionView[]> {
+  requireScope(viewer, 'console.connections.read');
+  return listConnections(db, viewer.tenant.id, { userId: viewer.role === 'admin' ? undefined : viewer.userId, includeRevoked: options.includeRevoked });
+}
+
+export async function connectionFor(db: Db, viewer: Viewer, rawId: string): Promise<ConnectionView> {
+  requireScope(viewer, 'console.connections.read');
+  const id = normaliseId(rawId);
+  const connection = id ? await findConnectionView(db, id) : undefined;
+  if (!connection) throw new AppError('not_found', 'no such connection');
+  if (connection.tenant_id !== viewer.tenant.id) throw new AppError('forbidden_cross_tenant', 'the connection belongs to another organization');
+  if (viewer.role !== 'admin' && connection.user_id !== viewer.userId) throw new AppError('forbidden', "only an admin can see another person's connection");
+  return connection;
+}
+
+/** Revokes, audits, then tells every instance so live sessions and streams close at once. */
+export async function revokeFor(db: Db, events: EventBus, viewer: Viewer, rawId: string): Promise<{ connection: ConnectionView; revoked: boolean }> {
+  requireScope(viewer, 'console.connections.write');
+  const connection = await connectionFor(db, viewer, rawId);
+  const revoked = await db.transaction((trx) =>
+    revokeConnection(trx, connection, { userId: viewer.userId, reason: viewer.scopes ? 'console api' : 'console', requestId: viewer.requestId }));
+  await events.publish({ type: 'connection.revoked', connectionId: connection.id, grantId: connection.grant_id });
+  return { connection: { ...connection, revoked_at: connection.revoked_at ?? Date.now() }, revoked };
+}
+
+export interface AuditQuery {
+  filter: AuditFilter;
+  limit: number;
+  cursor?: { time: number; id: string };
+}
+
+const MAX_PAGE = 200;
+
+/** Reads filters from query parameters; anything malformed is invalid_request naming it. */
+export function parseAuditQuery(viewer: Viewer, params: Record<string, string | string[] | undefined>): AuditQuery {
+  const one = (name: string): string | undefined => {
+    const value = params[name];
+    if (Array.isArray(value)) throw new AppError('invalid_request', `${name} may be given once`);
+    return value === undefined || value === '' ? undefined : value;
+  };
+  const text = (name: string, max: number) => {
+    const value = one(name);
+    if (value !== undefined && value.length > max) throw new AppError('invalid_request', `${name} is too long`);
+    return value;
+  };
+  const time = (name: string) => {
+    const value = one(name);
+    if (value === undefined) return undefined;
+    const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+    if (!Number.isFinite(ms)) throw new AppError('invalid_request', `${name} must be an ISO 8601 date or epoch milliseconds`);
+    return ms;
+  };
+  const limitRaw = one('limit');
+  const limit = limitRaw === undefined ? 50 : Number(limitRaw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new AppError('invalid_request', `limit must be 1-${MAX_PAGE}`);
+  const cursorRaw = one('cursor');
+  const cursor = cursorRaw ? decodeCursor(cursorRaw) : undefined;
+  if (cursorRaw && !cursor) throw new AppError('invalid_request', 'cursor is not one this API issued');
+  const kind = one('kind');
+  if (kind && !(AUDIT_KINDS as readonly string[]).includes(kind)) throw new AppError('invalid_request', `kind must be one of ${AUDIT_KINDS.join(', ')}`);
+  const connection = one('connection');
+  if (connection && !normaliseId(connection)) throw new AppError('invalid_request', 'connection must be a connection id');
+  const filter: AuditFilter = {
+    tenantId: viewer.tenant.id,
+    userId: viewer.role === 'admin' ? undefined : viewer.userId,
+    product: text('product', 32),
+    name: text('tool', 200),
+    clientId: text('client', 2048),
+    connectionId: connection ? normaliseId(connection) : undefined,
+    outcome: text('outcome', 64),
+    kind: kind as AuditKind | undefined,
+    from: time('from'),
+    to: time('to'),
+  };
+  return { filter, limit, cursor };
+}
+
+export async function auditFor(db: Db, viewer: Viewer, query: AuditQuery): Promise<{ rows: DbAuditRow[]; next?: string }> {
+  requireScope(viewer, 'console.audit.read');
+  if (query.filter.connectionId) await connectionFor(db, { ...viewer, scopes: undefined }, query.filter.connectionId);
+  return queryAudit(db, query.filter, { limit: query.limit, cursor: query.cursor });
+}
+
+/** The public face of a connection (JSON API). */
+export function connectionJson(c: ConnectionView, describeScope: (scope: string) => string | undefined) {
+  return {
+    id: c.id,
+    client: { id: c.client_id, name: c.client_name, kind: c.client_kind, self_registered: c.client_kind !== 'registered' },
+    product: c.product,
+    resource: c.resource,
+    scopes: c.scopes.split(' ').filter(Boolean).map((scope) => ({ scope, description: describeScope(scope) ?? scope })),
+    user: { id: c.user_id, email: c.user_email },
+    tenant_id: c.tenant_id,
+    created_at: new Date(c.created_at).toISOString(),
+    last_used_at: c.last_used_at ? new Date(c.last_used_at).toISOString() : null,
+    call_count: c.call_count,
+    revoked_at: c.revoked_at ? new Date(c.revoked_at).toISOString() : null,
+  };
+}
+
+export function auditJson(row: DbAuditRow) {
+  return {
+    id: row.id,
+    seq: row.seq,
+    time: new Date(row.time).toISOString(),
+    tenant_id: row.tenant_id,
+    user_id: row.user_id,
+    client_id: row.client_id,
+    connection_id: row.connection_id,
+    product: row.product,
+    kind: row.kind,
+    name: row.name,
+    args_digest: row.args_digest,
+    args: row.args_redacted ? JSON.parse(row.args_redacted) : null,
+    outcome: row.outcome,
+    duration_ms: row.duration_ms,
+    request_id: row.request_id,
+    prev_hash: row.prev_hash,
+    hash: row.hash,
+  };
+}
