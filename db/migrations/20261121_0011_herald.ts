@@ -8,7 +8,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('email', 254).notNullable();
     t.string('name', 200);
     t.string('segment', 32).notNullable().checkIn(['customers', 'partners', 'internal'], 'herald_subscribers_segment_check');
-    t.bigInteger('subscribed_at').notNullable();
+    t.bigInteger('created_at').notNullable(); // when they subscribed
     t.bigInteger('unsubscribed_at');
     t.unique(['tenant_id', 'email'], { indexName: 'herald_subscribers_tenant_email_unique' });
     t.index(['tenant_id', 'segment'], 'herald_subscribers_tenant_segment_idx');

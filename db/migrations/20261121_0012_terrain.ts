@@ -31,16 +31,16 @@ export async function up(knex: Knex): Promise<void> {
     t.string('workflow_id', 36).notNullable().references('id').inTable('terrain_workflows').onDelete('CASCADE');
     t.string('subject', 200).notNullable();
     t.string('status', 16).notNullable().checkIn(['running', 'completed', 'cancelled'], 'terrain_runs_status_check');
-    /** 1-based position of the step being worked on; null once the run is completed or cancelled. */
+    /** 1-based position of the step being worked on (or where a cancelled run stopped); null once completed. */
     t.integer('current_position');
     t.string('started_by', 36);
-    t.bigInteger('started_at').notNullable();
+    t.bigInteger('created_at').notNullable(); // when the run started
     t.bigInteger('updated_at').notNullable();
     t.bigInteger('completed_at');
     t.bigInteger('cancelled_at');
     t.string('cancelled_by', 36);
     t.string('cancel_reason', 500);
-    t.index(['tenant_id', 'status', 'started_at'], 'terrain_runs_tenant_status_idx');
+    t.index(['tenant_id', 'status', 'created_at'], 'terrain_runs_tenant_status_idx');
     t.index(['workflow_id'], 'terrain_runs_workflow_idx');
   });
   await knex.schema.createTable('terrain_run_events', (t) => {

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
+import type { HeraldRepository } from '../repository.js';
+
+export default definePrompt({
+  name: 'herald.review_broadcast',
+  title: 'Review a broadcast before sending',
+  description:
+    'A review of one broadcast before it goes out: its text, audience and how many subscribers it reaches now, with a checklist for tone, accuracy and the claims it makes about published trust-center documents.',
+  scope: 'herald.broadcasts.read',
+  args: { broadcast_id: z.string().min(1).max(200).describe('Id of the broadcast to review.') },
+  get: async ({ broadcast_id }, { repos, tenant, resourceUri }: ToolContext<HeraldRepository>) => {
+    const broadcast = await repos.broadcasts.get(broadcast_id);
+    const reach = await repos.subscribers.countAudience(broadcast.audience);
+    const published = await repos.documents.list({ status: 'published', limit: 20 });
+    const documents = published.items.map((d) => `- ${d.title} (${d.category}, ${d.visibility}, version ${d.version})`).join('\n') || '- none published';
+    return [
+      {
+        role: 'user' as const,
+        content: {
+          type: 'text' as const,
+          text:
+            `Review this ${broadcast.status} broadcast of ${tenant.name} before it is sent. It goes to the "${broadcast.audience}" audience, ` +
+            `which has ${reach} active subscriber${reach === 1 ? '' : 's'} right now.\n\n` +
+            `Title: ${broadcast.title}\n\n${broadcast.body}\n\n` +
+            `Trust-center documents currently published:\n${documents}\n\n` +
+            'Check: is the title clear; is the tone right for this audience; does every claim about security or compliance match a published document; ' +
+            'is anything confidential (NDA-only) disclosed? Answer with a verdict (ready / needs changes) and a corrected text if changes are needed.',
+        },
+      },
+      {
+        role: 'user' as const,
+        content: { type: 'resource' as const, resource: { uri: resourceUri('broadcasts', broadcast.id), mimeType: 'application/json', text: JSON.stringify(broadcast) } },
+      },
+    ];
+  },
+});

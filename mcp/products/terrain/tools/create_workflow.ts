@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
+import { textArg } from '../../common.js';
+import type { TerrainRepository } from '../repository.js';
+
+export default defineTool({
+  name: 'terrain.create_workflow',
+  title: 'Create a workflow definition',
+  description:
+    'Defines a workflow: a unique name, an optional description and 1 to 50 ordered steps (each a name and optional instructions); steps are numbered 1..n in the order given. ' +
+    'Returns the workflow with its steps. A definition cannot be edited afterwards, so runs already started always follow the steps they started with; ' +
+    'refuses (conflict) a name that already exists. Starts no run.',
+  scope: 'terrain.workflows.write',
+  destructive: false,
+  input: {
+    name: textArg(200).describe('Unique name of the workflow, e.g. "Site survey".'),
+    description: z.string().trim().max(2000).optional().describe('What the workflow is for.'),
+    steps: z
+      .array(z.object({ name: textArg(200).describe('Step name.'), instructions: z.string().trim().max(2000).optional().describe('What to do in this step.') }))
+      .min(1)
+      .max(50)
+      .describe('The steps in the order they are done.'),
+  },
+  handler: (args, { repos, user }: ToolContext<TerrainRepository>) => repos.workflows.create(args, user.id),
+});
