@@ -11,11 +11,13 @@ import { PRODUCTS } from './mcp/products/index.js';
 import { buildCatalog } from './shared/catalog.js';
 import { EventBus } from './shared/events.js';
 import { startEventRelay } from './db/notify.js';
+import { SurfaceRegistry } from './db/surfaces.js';
 
 export function defaultMounts(): Mount[] {
-  const catalog = buildCatalog(PRODUCTS);
+  const surfaces = new SurfaceRegistry(new Map(PRODUCTS.map((p) => [p.id, p.status])));
+  const catalog = buildCatalog(PRODUCTS, (id) => surfaces.isLive(id));
   const events = new EventBus();
-  return [eventRelayMount(events), authMount({ catalog, events }), consoleMount({ catalog, events }), mcpMount({ catalog, events })];
+  return [eventRelayMount(events), surfacesMount(surfaces, events), authMount({ catalog, events }), consoleMount({ catalog, events }), mcpMount({ catalog, events })];
 }
 
 /** On PostgreSQL, carries revocations and surface changes to every other instance. */
@@ -25,5 +27,13 @@ export function eventRelayMount(events: EventBus): Mount {
     if (!relay) return;
     onClose(() => relay.close());
     await relay.ready;
+  };
+}
+
+/** Loads which surfaces are live before anything serves, then keeps every instance current. */
+export function surfacesMount(surfaces: SurfaceRegistry, events: EventBus, pollMs = 2_000): Mount {
+  return async (_app, { db, log, onClose }) => {
+    await surfaces.refresh(db, events);
+    onClose(surfaces.start(db, events, log, pollMs));
   };
 }

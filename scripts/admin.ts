@@ -4,12 +4,18 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../shared/config.js';
-import { isAppError } from '../shared/errors.js';
+import { AppError, isAppError } from '../shared/errors.js';
 import { connectDatabase, type Db } from '../db/connect.js';
 import { migrateLatest } from '../db/migrate.js';
 import { addMembership, assertRole, createTenant, createUser, listTenants, listUsers, requireTenantBySlug } from '../db/accounts.js';
 import { appendAudit, chainRows, verifyChain, type AuditVerification } from '../db/audit.js';
 import { exportChunks, readExport } from '../db/audit_export.js';
+import { setSurfaceStatus, surfaceOverrides } from '../db/surfaces.js';
+import { channelFor } from '../db/notify.js';
+import { loadOrCreateSecret } from '../db/secrets.js';
+import { dialectOf } from '../db/connect.js';
+import { PRODUCTS } from '../mcp/products/index.js';
+import { randomBytes } from 'node:crypto';
 
 export type Output = (line: string) => void;
 
@@ -105,7 +111,39 @@ export const COMMANDS: Record<string, AdminCommand> = {
       for await (const chunk of exportChunks(chainRows(db, tenant.id), values.format)) out(chunk.replace(/\r?\n$/, ''));
     },
   },
+  'surface ship': {
+    usage: 'surface ship <product>     (makes a roadmap product live on every instance)',
+    run: (db, args, io) => changeSurface(db, args, 'live', io.out),
+  },
+  'surface unship': {
+    usage: 'surface unship <product>   (returns a product to the roadmap)',
+    run: (db, args, io) => changeSurface(db, args, 'roadmap', io.out),
+  },
+  'surface list': {
+    usage: 'surface list',
+    async run(db, _args, { out }) {
+      const overrides = await surfaceOverrides(db);
+      for (const p of PRODUCTS) out(`${p.id.padEnd(12)} ${(overrides.get(p.id) ?? p.status).padEnd(8)} ${p.tools.length} tools  ${p.title}`);
+    },
+  },
 };
+
+async function changeSurface(db: Db, args: string[], status: 'live' | 'roadmap', out: Output): Promise<void> {
+  const [product] = args;
+  const known = PRODUCTS.find((p) => p.id === product);
+  if (!product || args.length !== 1) throw new UsageError(`usage: surface ${status === 'live' ? 'ship' : 'unship'} <product>`);
+  if (!known) throw new AppError('not_found', `no product "${product}"; products: ${PRODUCTS.map((p) => p.id).join(', ')}`);
+  await db.transaction(async (trx) => {
+    await setSurfaceStatus(trx, product, status);
+    await appendAudit(trx, { tenantId: null, kind: 'admin', name: `surface.${status === 'live' ? 'ship' : 'unship'}`, product, args: { product }, outcome: 'ok' });
+  });
+  // Running instances on PostgreSQL hear it at once; on SQLite the server notices within seconds (it polls).
+  if (dialectOf(db) === 'postgres') {
+    const macKey = await loadOrCreateSecret(db, 'mac_key', () => randomBytes(32).toString('base64url'));
+    await db.raw('select pg_notify(?, ?)', [channelFor(macKey), JSON.stringify({ from: 'admin-cli', event: { type: 'surface.changed', product, status } })]);
+  }
+  out(`${product} is now ${status}`);
+}
 
 /** A verification that found a broken record: exit code 4, distinct from usage and lookup errors. */
 export class ChainBroken extends Error {}
