@@ -7,6 +7,7 @@ import type { Db } from './connect.js';
 import * as accounts from './migrations/20261121_0001_accounts.js';
 import * as oauthStore from './migrations/20261121_0002_oauth_store.js';
 import * as audit from './migrations/20261121_0003_audit.js';
+import * as surfaces from './migrations/20261121_0016_surfaces.js';
 import * as herald from './migrations/20261121_0011_herald.js';
 import * as terrain from './migrations/20261121_0012_terrain.js';
 import * as people from './migrations/20261121_0013_people.js';
