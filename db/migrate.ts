@@ -28,6 +28,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261121_0013_people', people],
   ['20261121_0014_pawvault', pawvault],
   ['20261121_0015_midas', midas],
+  ['20261121_0016_surfaces', surfaces],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {
