@@ -1,8 +1,152 @@
-/** The OAuth 2.1 authorization server (issue 3). Placeholder until it lands. */
-import type { Mount } from '../app.js';
+/**
+ * The OAuth 2.1 authorization server (issue 3), mounted into the composition root's Koa app.
+ *
+ * Layout B of the notes (§1.1): the issuer is `{auth_url}` itself and every endpoint is under
+ * /oauth, so RFC 8414 metadata is served natively at /.well-known/oauth-authorization-server.
+ * The Provider is a Koa app; its middleware runs on the parent's context (what koa-mount does at
+ * '/'), and requests it does not claim fall through to the rest of Portico.
+ */
+import type Koa from 'koa';
+import type { Mount, PorticoContext } from '../app.js';
+import { hashTokenId } from '../db/grant_store.js';
 import type { Catalog } from '../shared/catalog.js';
 import type { EventBus } from '../shared/events.js';
+import type { PorticoState } from '../shared/http.js';
+import { MAX_METADATA_BYTES } from './clients.js';
+import { purgeExpired } from './adapter.js';
+import { interactionRoutes } from './interactions.js';
+import { loadOrCreateJwks } from './keys.js';
+import { createProvider, ROUTES } from './provider.js';
+import { WindowLimiter } from './rate_limit.js';
+import { ResourceRegistry } from './resources.js';
+import { reasonOf, revokeGrant } from './revocation.js';
 
-export function authMount(_options: { catalog: Catalog; events: EventBus }): Mount {
-  return () => undefined;
+export interface AuthMountOptions {
+  catalog: Catalog;
+  events: EventBus;
+  /** Grace window for a rotated refresh token (default 10 s); tests shorten it. */
+  refreshReuseGraceMs?: number;
+  /** Dynamic registrations accepted per client IP and minute (default 20). */
+  registrationsPerMinute?: number;
+  /** Tests only: the fetch used for client ID metadata documents (the default refuses private and loopback addresses). */
+  fetch?: typeof globalThis.fetch;
+  /** How often expired rows are deleted (default 10 min). */
+  purgeIntervalMs?: number;
+}
+
+export function authMount(options: AuthMountOptions): Mount {
+  return async (app, context) => {
+    const { db, log } = context;
+    const resources = new ResourceRegistry(options.catalog, context.config);
+    const jwks = await loadOrCreateJwks(db);
+    const provider = createProvider(context, resources, jwks, {
+      refreshReuseGraceMs: options.refreshReuseGraceMs ?? 10_000,
+      fetch: options.fetch,
+    });
+
+    // Work started by provider events (which do not await listeners) finishes before the response
+    // leaves: a client that saw its refresh refused also sees its connection revoked.
+    const pending = new WeakMap<object, Promise<void>[]>();
+    const track = (ctx: object, work: Promise<void>) => {
+      const guarded = work.catch((err) => log.error('grant revocation failed', { err }));
+      pending.set(ctx, [...(pending.get(ctx) ?? []), guarded]);
+    };
+    const requestIdOf = (ctx: { state?: Partial<PorticoState> }) => ctx.state?.requestId;
+
+    provider.on('grant.revoked', (ctx: Koa.Context & { oidc?: { route?: string; params?: Record<string, unknown> } }, grantId: string) => {
+      track(ctx, revokeGrant(db, options.events, grantId, reasonOf(ctx.oidc?.route, ctx.oidc?.params?.grant_type), requestIdOf(ctx)));
+    });
+    // A wrong PKCE verifier means someone holds a code they cannot use: the code, and the grant
+    // it would have started, die (checklist B3: "either way the code must then be dead").
+    provider.on('grant.error', (ctx: Koa.Context & { oidc?: { params?: Record<string, unknown> } }, error: { error?: string; cause?: unknown }) => {
+      const params = ctx.oidc?.params;
+      const cause = error.cause instanceof Error ? error.cause.message : '';
+      if (params?.grant_type !== 'authorization_code' || error.error !== 'invalid_grant' || !/code_verifier/.test(cause) || typeof params.code !== 'string') return;
+      const code = params.code;
+      track(ctx, (async () => {
+        const row = await db('oidc_payloads').where({ model: 'AuthorizationCode', id: hashTokenId(code) }).first('grant_id');
+        if (row?.grant_id) await revokeGrant(db, options.events, row.grant_id, 'pkce_verification_failed', requestIdOf(ctx));
+      })());
+    });
+    provider.on('server_error', (ctx: { state?: Partial<PorticoState> }, err: unknown) => log.error('oauth server error', { request_id: requestIdOf(ctx), err }));
+
+    provider.use(async (ctx, next) => {
+      await next();
+      await Promise.all(pending.get(ctx) ?? []);
+      pending.delete(ctx);
+      const route = (ctx as { oidc?: { route?: string } }).oidc?.route;
+      if (route) (ctx.state as PorticoState).route = `oauth.${route}`;
+      // The catalog decides at each request which products are live (midas ships later).
+      if (route === 'discovery' && ctx.body && typeof ctx.body === 'object') {
+        ctx.body = { ...(ctx.body as Record<string, unknown>), scopes_supported: resources.liveScopes() };
+      }
+    });
+
+    const dispatch = compose(provider.middleware as Koa.Middleware[]);
+    app.use(registrationGuard(context, options.registrationsPerMinute ?? 20));
+    app.use(interactionRoutes(provider, context, resources));
+    app.use((ctx, next) => dispatch(ctx, next));
+
+    const timer = setInterval(() => {
+      purgeExpired(db).catch((err) => log.warn('purging expired OAuth rows failed', { err }));
+    }, options.purgeIntervalMs ?? 10 * 60_000);
+    timer.unref();
+    context.onClose(() => clearInterval(timer));
+  };
+}
+
+/**
+ * Dynamic registration is open (MCP clients register themselves), so it is bounded: CORS for
+ * browser-based clients (oidc-provider has none on this route, notes §5.9), a per-IP rate limit
+ * and a body cap (checklist H1). Answers use the OAuth error shape of the endpoint (RFC 7591 §3.2.2).
+ */
+function registrationGuard(context: PorticoContext, perMinute: number): Koa.Middleware<PorticoState> {
+  const limiter = new WindowLimiter(perMinute, 60_000);
+  return async (ctx, next) => {
+    if (ctx.path !== ROUTES.registration && !ctx.path.startsWith(`${ROUTES.registration}/`)) return next();
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Access-Control-Expose-Headers', 'Retry-After');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'GET, POST');
+      ctx.set('Access-Control-Allow-Headers', 'Content-Type, Authorization');
+      ctx.set('Access-Control-Max-Age', '600');
+      ctx.status = 204;
+      return;
+    }
+    if (ctx.method !== 'POST' || ctx.path !== ROUTES.registration) return next();
+    ctx.state.route = 'oauth.registration';
+    const retryAfter = limiter.hit(ctx.ip);
+    if (retryAfter) {
+      context.log.warn('registration rate limited', { request_id: ctx.state.requestId, ip: ctx.ip });
+      ctx.status = 429;
+      ctx.set('Retry-After', String(retryAfter));
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { error: 'rate_limited', error_description: `too many registrations from this address; retry in ${retryAfter} s`, request_id: ctx.state.requestId };
+      return;
+    }
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > MAX_METADATA_BYTES) {
+      ctx.status = 413;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('Connection', 'close');
+      ctx.body = { error: 'payload_too_large', error_description: `client metadata must be at most ${MAX_METADATA_BYTES} bytes`, request_id: ctx.state.requestId };
+      return;
+    }
+    return next();
+  };
+}
+
+/** Runs a middleware list on the given context, then `next` (koa-compose, which koa-mount uses). */
+function compose(middleware: Koa.Middleware[]): (ctx: Koa.Context, next: Koa.Next) => Promise<void> {
+  return (ctx, next) => {
+    let last = -1;
+    const dispatch = async (i: number): Promise<void> => {
+      if (i <= last) throw new Error('next() called multiple times');
+      last = i;
+      const fn = i === middleware.length ? next : middleware[i];
+      if (!fn) return;
+      await fn(ctx, () => dispatch(i + 1));
+    };
+    return dispatch(0);
+  };
 }

@@ -1,0 +1,145 @@
+/**
+ * oidc-provider's storage on the shared database: every model in table `oidc_payloads`.
+ *
+ * Contract with the resource servers (db/grant_store.ts): bearer models are stored under
+ * hashTokenId(value) with no `jti` in the stored payload, so a database read or a backup never
+ * yields a usable token; access-token rows of a revoked grant are kept with `revoked_at` set.
+ */
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors } from 'oidc-provider';
+import type { Db, DbOrTrx } from '../db/connect.js';
+import { BEARER_MODELS, hashTokenId } from '../db/grant_store.js';
+
+export interface AdapterOptions {
+  /**
+   * How long a rotated refresh token still looks unused (notes §2.5). Inside the window a second
+   * refresh with the same token loses the atomic consume (invalid_grant) instead of being treated
+   * as theft that revokes the grant, so two parallel refreshes leave the connection working.
+   */
+  refreshReuseGraceMs: number;
+}
+
+interface DbPayloadRow {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  uid: string | null;
+  user_code: string | null;
+  client_id: string | null;
+  account_id: string | null;
+  expires_at: number | null;
+  consumed_at: number | null;
+  revoked_at: number | null;
+}
+
+export function storedId(model: string, id: string): string {
+  return BEARER_MODELS.has(model) ? hashTokenId(id) : id;
+}
+
+/** Returns the adapter factory oidc-provider calls once per model name. */
+export function knexAdapter(db: Db, options: AdapterOptions): (model: string) => Adapter {
+  return (model) => new KnexAdapter(db, model, options);
+}
+
+class KnexAdapter implements Adapter {
+  private readonly bearer: boolean;
+
+  constructor(private readonly db: Db, private readonly model: string, private readonly options: AdapterOptions) {
+    this.bearer = BEARER_MODELS.has(model);
+  }
+
+  async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    const { jti: _jti, ...rest } = payload;
+    const stored = this.bearer ? rest : payload;
+    const row = {
+      model: this.model,
+      id: storedId(this.model, id),
+      payload: JSON.stringify(stored),
+      grant_id: payload.grantId ?? null,
+      uid: payload.uid ?? null,
+      user_code: payload.userCode ?? null,
+      client_id: payload.clientId ?? (this.model === 'Client' ? (payload.client_id as string) : null),
+      account_id: payload.accountId ?? null,
+      expires_at: expiresIn ? Date.now() + expiresIn * 1000 : null,
+    };
+    await this.db('oidc_payloads')
+      .insert(row)
+      .onConflict(['model', 'id'])
+      .merge(['payload', 'grant_id', 'uid', 'user_code', 'client_id', 'account_id', 'expires_at']);
+  }
+
+  async find(id: string): Promise<AdapterPayload | undefined> {
+    const row = await this.db<DbPayloadRow>('oidc_payloads').where({ model: this.model, id: storedId(this.model, id) }).first();
+    return this.fromRow(row, id);
+  }
+
+  async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    const row = await this.db<DbPayloadRow>('oidc_payloads').where({ model: this.model, uid }).first();
+    return this.fromRow(row, row?.id);
+  }
+
+  async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    const row = await this.db<DbPayloadRow>('oidc_payloads').where({ model: this.model, user_code: userCode }).first();
+    return this.fromRow(row, row?.id);
+  }
+
+  /**
+   * Atomic: of any number of concurrent consumers exactly one changes the row. oidc-provider
+   * checks `consumed` and then calls consume(), so without the condition two parallel
+   * redemptions of one code (or one refresh token) would both succeed (checklist C2).
+   */
+  async consume(id: string): Promise<void> {
+    const changed = await this.db('oidc_payloads')
+      .where({ model: this.model, id: storedId(this.model, id) })
+      .whereNull('consumed_at')
+      .whereNull('revoked_at')
+      .update({ consumed_at: Date.now() });
+    if (!changed) throw new errors.InvalidGrant(`${this.model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`);
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.db('oidc_payloads').where({ model: this.model, id: storedId(this.model, id) }).delete();
+  }
+
+  /**
+   * Access tokens of a revoked grant stay as rows marked revoked, so the resource server answers
+   * connection_revoked rather than invalid_token; every other model's rows are deleted.
+   */
+  async revokeByGrantId(grantId: string): Promise<void> {
+    const rows = this.db('oidc_payloads').where({ model: this.model, grant_id: grantId });
+    if (this.model === 'AccessToken') await rows.whereNull('revoked_at').update({ revoked_at: Date.now() });
+    else await rows.delete();
+  }
+
+  private fromRow(row: DbPayloadRow | undefined, id: string | undefined): AdapterPayload | undefined {
+    if (!row || row.revoked_at) return undefined;
+    const now = Date.now();
+    if (row.expires_at !== null && row.expires_at <= now) return undefined;
+    const payload = JSON.parse(row.payload) as AdapterPayload;
+    if (this.bearer && id !== undefined) payload.jti = id;
+    // Interactions use consumed_at only for claimInteraction(); the provider never sees it.
+    if (row.consumed_at !== null && this.model !== 'Interaction') {
+      const inGrace = this.model === 'RefreshToken' && now - row.consumed_at < this.options.refreshReuseGraceMs;
+      if (!inGrace) payload.consumed = Math.floor(row.consumed_at / 1000);
+    }
+    return payload;
+  }
+}
+
+/**
+ * Deletes rows whose lifetime is over (the provider never does). Consumed codes and refresh
+ * tokens are kept until they expire, because their presence is what detects a replay.
+ */
+export async function purgeExpired(db: DbOrTrx, now = Date.now()): Promise<number> {
+  return db('oidc_payloads').where('expires_at', '<=', now).delete();
+}
+
+/**
+ * Marks an interaction as answered, atomically: of two concurrent (or replayed) consent
+ * submissions for one interaction, only the first creates a grant (checklist G3, R12).
+ */
+export async function claimInteraction(db: DbOrTrx, uid: string, now = Date.now()): Promise<boolean> {
+  const changed = await db('oidc_payloads').where({ model: 'Interaction', id: uid }).whereNull('consumed_at').update({ consumed_at: now });
+  return changed === 1;
+}

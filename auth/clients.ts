@@ -1,0 +1,108 @@
+/**
+ * Client policy: who may register, which redirect URIs are acceptable, and how a client's kind
+ * (pre-registered, self-registered, metadata document) is known without trusting its metadata.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { errors } from 'oidc-provider';
+import type { ClientKind } from '../db/grant_store.js';
+
+/** Ids minted by the admin CLI and by dynamic registration; a client can never choose its own. */
+export const REGISTERED_PREFIX = 'reg_';
+export const DYNAMIC_PREFIX = 'dcr_';
+
+export const MAX_REDIRECT_URIS = 10;
+export const MAX_METADATA_BYTES = 16 * 1024;
+
+export function clientKindOf(clientId: string): ClientKind {
+  if (clientId.startsWith(REGISTERED_PREFIX)) return 'registered';
+  if (/^https:\/\//i.test(clientId)) return 'metadata_document';
+  return 'dynamic';
+}
+
+export function newClientId(prefix: string): string {
+  return `${prefix}${randomBytes(16).toString('base64url')}`;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+const FORBIDDEN_SCHEMES = new Set(['javascript:', 'vbscript:', 'data:', 'file:', 'blob:', 'about:', 'filesystem:']);
+
+export type RedirectUriClass = 'https' | 'loopback' | 'custom';
+
+/**
+ * Classifies a redirect URI or explains why it is refused (checklist A1-A4): no control characters
+ * or backslashes (they would be normalised away by URL parsing and compare differently later), no
+ * fragment or credentials, http only on loopback, no script-like schemes.
+ */
+export function classifyRedirectUri(uri: unknown): RedirectUriClass | { problem: string } {
+  if (typeof uri !== 'string' || !uri.length || uri.length > 2000) return { problem: 'redirect_uris must be strings of at most 2000 characters' };
+  for (let i = 0; i < uri.length; i++) {
+    const code = uri.charCodeAt(i);
+    if (code <= 0x20 || code === 0x7f || code === 0x5c) return { problem: 'redirect_uris must not contain spaces, control characters or backslashes' };
+  }
+  const url = URL.parse(uri);
+  if (!url) return { problem: `redirect URI ${uri} is not a valid URI` };
+  if (uri.includes('#')) return { problem: 'redirect_uris must not contain fragments' };
+  if (url.username || url.password) return { problem: 'redirect_uris must not contain credentials' };
+  if (FORBIDDEN_SCHEMES.has(url.protocol)) return { problem: `redirect_uris must not use the ${url.protocol.slice(0, -1)} scheme` };
+  if (url.protocol === 'https:') return LOOPBACK_HOSTS.has(url.hostname) ? { problem: 'loopback redirect URIs use http' } : 'https';
+  if (url.protocol === 'http:') {
+    return LOOPBACK_HOSTS.has(url.hostname) ? 'loopback' : { problem: 'http redirect URIs are only allowed for loopback addresses (127.0.0.1, [::1], localhost); use https' };
+  }
+  return 'custom';
+}
+
+/**
+ * The synthetic metadata property whose validator normalises every client before schema
+ * validation (notes §1.6; it runs for registration, metadata documents and stored clients):
+ * loopback or custom-scheme redirect URIs make the client `native`, which is what lets
+ * oidc-provider accept any loopback port (RFC 8252 §7.3) and custom schemes.
+ */
+export const NORMALISER = 'x_portico_normalised';
+
+export function extraClientMetadata(): NonNullable<Configuration['extraClientMetadata']> {
+  return {
+    properties: [NORMALISER],
+    validator(ctx: KoaContextWithOIDC | undefined, key: string, _value: unknown, metadata: Record<string, unknown>) {
+      if (key !== NORMALISER) return;
+      metadata[NORMALISER] = undefined;
+      const uris = metadata.redirect_uris;
+      if (uris !== undefined && !Array.isArray(uris)) throw new errors.InvalidClientMetadata('redirect_uris must be an array');
+      const list = (uris ?? []) as unknown[];
+      if (list.length > MAX_REDIRECT_URIS) throw new errors.InvalidClientMetadata(`at most ${MAX_REDIRECT_URIS} redirect_uris are accepted`);
+      const classes = list.map((uri) => {
+        const result = classifyRedirectUri(uri);
+        if (typeof result !== 'string') throw new errors.InvalidRedirectUri(result.problem);
+        return result;
+      });
+      if (classes.some((c) => c !== 'https')) metadata.application_type = 'native';
+
+      if (ctx?.oidc?.route === 'registration') {
+        if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+          throw new errors.InvalidClientMetadata(`client metadata must be at most ${MAX_METADATA_BYTES} bytes`);
+        }
+        // Dynamic registration is for public clients only (RFC 7591 §3.2.1 lets the server replace
+        // requested values): no shared secret is ever issued to a client nobody vetted.
+        metadata.token_endpoint_auth_method = 'none';
+        delete metadata.client_secret;
+        delete metadata.client_secret_expires_at;
+      }
+    },
+  };
+}
+
+/** What the provider needs to know about clients, shared with the admin CLI's validation. */
+export const CLIENT_DEFAULTS: NonNullable<Configuration['clientDefaults']> = {
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  token_endpoint_auth_method: 'none',
+  id_token_signed_response_alg: 'RS256',
+};
+
+/** The redirect host shown on the consent page (for custom schemes, the scheme itself). */
+export function redirectHostOf(uri: string): string {
+  const url = URL.parse(uri);
+  if (!url) return uri;
+  if (url.protocol === 'http:' || url.protocol === 'https:') return url.host;
+  return `${url.protocol}//${url.host}`;
+}

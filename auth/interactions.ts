@@ -1,0 +1,268 @@
+/**
+ * The sign-in and consent steps of an authorization (oidc-provider "interactions"). Every route
+ * lives under /oauth/interaction/:uid because the provider's `_interaction` cookie is scoped to
+ * that path (notes §4). State-changing steps are POSTs with a CSRF token and a same-origin check.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import Router, { type RouterContext } from '@koa/router';
+import type Koa from 'koa';
+import type Provider from 'oidc-provider';
+import type { InteractionResults } from 'oidc-provider';
+import type { PorticoContext } from '../app.js';
+import { authenticate, findUserById, membershipsOf, type Membership } from '../db/accounts.js';
+import { appendAudit } from '../db/audit.js';
+import { createConnection } from '../db/grant_store.js';
+import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
+import { readForm, type PorticoState } from '../shared/http.js';
+import { claimInteraction } from './adapter.js';
+import { classifyRedirectUri, clientKindOf, redirectHostOf } from './clients.js';
+import { consentPage, errorPage, loginPage, PAGE_HEADERS, type ClientView } from './pages.js';
+import { WindowLimiter } from './rate_limit.js';
+import { OIDC_SCOPES, type ProtectedResource, type ResourceRegistry } from './resources.js';
+
+type Ctx = RouterContext<PorticoState>;
+
+interface Details {
+  uid: string;
+  prompt: { name: string; details: Record<string, unknown> };
+  params: Record<string, unknown>;
+  session?: { accountId?: string };
+  result?: InteractionResults;
+}
+
+const FORM_LIMIT = 16 * 1024;
+
+export function interactionRoutes(provider: Provider, context: PorticoContext, resources: ResourceRegistry): Koa.Middleware<PorticoState> {
+  const { db, secrets, config, log } = context;
+  const expectedOrigin = new URL(config.authUrl).origin;
+  const loginAttempts = new WindowLimiter(10, 60_000);
+  const router = new Router<PorticoState>({ prefix: '/oauth/interaction' });
+
+  const csrfFor = (uid: string) => createHmac('sha256', secrets.macKey).update(`oauth-interaction:${uid}`).digest('base64url');
+
+  /** Loads the interaction named by the cookie and checks it is the one in the URL. */
+  async function interaction(ctx: Ctx): Promise<Details> {
+    let details: Details;
+    try {
+      details = (await provider.interactionDetails(ctx.req, ctx.res)) as unknown as Details;
+    } catch {
+      throw new AppError('not_found', 'This sign-in request is unknown or has expired. Start again from your application.');
+    }
+    if (details.uid !== ctx.params.uid) throw new AppError('not_found', 'This sign-in request is unknown or has expired. Start again from your application.');
+    return details;
+  }
+
+  /** CSRF defence for every POST: fetch metadata, Origin, then the HMAC token (checklist G3). */
+  function checkForm(ctx: Ctx, uid: string, form: URLSearchParams): void {
+    const site = ctx.get('sec-fetch-site');
+    if (site && site !== 'same-origin') throw new AppError('csrf_failed', 'This form was submitted from another site and was refused.');
+    const origin = ctx.get('origin');
+    if (origin && origin !== expectedOrigin) throw new AppError('csrf_failed', 'This form was submitted from another site and was refused.');
+    const expected = Buffer.from(csrfFor(uid));
+    const submitted = Buffer.from(form.get('csrf') ?? '');
+    if (submitted.length !== expected.length || !timingSafeEqual(submitted, expected)) {
+      throw new AppError('csrf_failed', 'The form expired or was tampered with. Go back and try again.');
+    }
+  }
+
+  async function clientView(details: Details): Promise<ClientView> {
+    const clientId = String(details.params.client_id);
+    const client = await provider.Client.find(clientId);
+    if (!client) throw new AppError('not_found', 'The application that sent you here is not known.');
+    const redirectUri = String(details.params.redirect_uri ?? client.redirectUris?.[0] ?? '');
+    return {
+      id: clientId,
+      name: client.clientName || 'Unnamed application',
+      kind: clientKindOf(clientId),
+      redirectHost: redirectHostOf(redirectUri),
+      loopback: classifyRedirectUri(redirectUri) === 'loopback',
+    };
+  }
+
+  /** The single resource of this authorization (getResourceServerInfo already refused several). */
+  function resourceOf(details: Details): { indicator: string; resource: ProtectedResource } {
+    const indicator = details.params.resource;
+    const resource = typeof indicator === 'string' ? resources.resolve(indicator) : undefined;
+    if (typeof indicator !== 'string' || !resource) {
+      throw new AppError('invalid_request', 'This request does not name one product to connect to.');
+    }
+    return { indicator, resource };
+  }
+
+  function requestedScopes(details: Details, resource: ProtectedResource): string[] {
+    const asked = String(details.params.scope ?? '').split(' ').filter(Boolean);
+    return resource.scopes.filter((s) => asked.includes(s));
+  }
+
+  function render(ctx: Ctx, status: number, html: string): void {
+    ctx.set(PAGE_HEADERS);
+    ctx.status = status;
+    ctx.type = 'html';
+    ctx.body = html;
+  }
+
+  async function renderConsent(ctx: Ctx, details: Details, status = 200, error?: string, chosen?: { tenant?: string; scopes?: string[] }) {
+    const accountId = details.session?.accountId;
+    const user = accountId ? await findUserById(db, accountId) : undefined;
+    if (!user) throw new AppError('not_found', 'Your sign-in has expired. Start again from your application.');
+    const memberships = await membershipsOf(db, user.id);
+    const { resource } = resourceOf(details);
+    const client = await clientView(details);
+    const scopes = requestedScopes(details, resource);
+    if (!memberships.length) throw new AppError('forbidden', 'Your account does not belong to any organization, so there is nothing to connect.');
+    render(ctx, status, consentPage({
+      action: `/oauth/interaction/${details.uid}/consent`,
+      csrf: csrfFor(details.uid),
+      client,
+      userEmail: user.email,
+      resourceTitle: resources.titleOf(resource),
+      resourceUri: resource.uri,
+      organizations: memberships.map((m, i) => ({
+        id: m.tenant_id, slug: m.tenant_slug, name: m.tenant_name, selected: chosen?.tenant ? chosen.tenant === m.tenant_id : i === 0,
+      })),
+      scopes: scopes.map((scope) => ({ scope, description: resources.describeScope(scope) ?? scope, checked: chosen?.scopes ? chosen.scopes.includes(scope) : true })),
+      error,
+    }));
+  }
+
+  /** Finishes the interaction: 303 back to the authorization endpoint (never 307: checklist A7). */
+  async function finish(ctx: Ctx, result: InteractionResults, merge: boolean) {
+    const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: merge });
+    ctx.set(PAGE_HEADERS);
+    ctx.status = 303;
+    ctx.redirect(returnTo);
+  }
+
+  router.use(async (ctx, next) => {
+    ctx.state.route = `/oauth/interaction/:uid${ctx.path.endsWith('/login') ? '/login' : ctx.path.endsWith('/consent') ? '/consent' : ''}`;
+    try {
+      await next();
+    } catch (thrown) {
+      const error = toAppError(thrown);
+      if (!error.expose) log.error('interaction failed', { request_id: ctx.state.requestId, err: thrown });
+      render(ctx, error.status, errorPage({ title: titleFor(error.code), message: error.expose ? error.message : 'Something went wrong on our side.', code: error.code, requestId: ctx.state.requestId }));
+    }
+  });
+
+  router.get('/:uid', async (ctx) => {
+    const details = await interaction(ctx);
+    if (details.prompt.name === 'login') {
+      render(ctx, 200, loginPage({ action: `/oauth/interaction/${details.uid}/login`, csrf: csrfFor(details.uid), client: await clientView(details) }));
+      return;
+    }
+    if (details.prompt.name === 'consent') return renderConsent(ctx, details);
+    throw new AppError('invalid_request', 'This sign-in step is not supported.');
+  });
+
+  router.post('/:uid/login', async (ctx) => {
+    const details = await interaction(ctx);
+    const form = await readForm(ctx, FORM_LIMIT);
+    checkForm(ctx, details.uid, form);
+    if (details.prompt.name !== 'login') throw new AppError('invalid_request', 'You are already signed in for this request.');
+    const email = (form.get('email') ?? '').trim().slice(0, 320);
+    const password = (form.get('password') ?? '').slice(0, 1024);
+    const client = await clientView(details);
+    const action = `/oauth/interaction/${details.uid}/login`;
+    const retryAfter = loginAttempts.hit(`${ctx.ip}|${email.toLowerCase()}`);
+    if (retryAfter) {
+      ctx.set('Retry-After', String(retryAfter));
+      return render(ctx, 429, loginPage({ action, csrf: csrfFor(details.uid), client, email, error: `Too many sign-in attempts. Wait ${retryAfter} seconds and try again.` }));
+    }
+    const user = email && password ? await authenticate(db, email, password) : undefined;
+    if (!user) {
+      return render(ctx, 401, loginPage({ action, csrf: csrfFor(details.uid), client, email, error: 'That email and password do not match an account.' }));
+    }
+    await finish(ctx, { login: { accountId: user.id, amr: ['pwd'], ts: Math.floor(Date.now() / 1000) } }, false);
+  });
+
+  router.post('/:uid/consent', async (ctx) => {
+    const details = await interaction(ctx);
+    const form = await readForm(ctx, FORM_LIMIT);
+    checkForm(ctx, details.uid, form);
+    if (details.prompt.name !== 'consent') throw new AppError('invalid_request', 'This request is not waiting for your consent.');
+    const accountId = details.session?.accountId;
+    if (!accountId) throw new AppError('not_found', 'Your sign-in has expired. Start again from your application.');
+    const decision = form.get('decision');
+    if (decision !== 'allow' && decision !== 'deny') throw new AppError('invalid_request', 'Choose Allow or Deny.');
+    const memberships = await membershipsOf(db, accountId);
+    const membership: Membership | undefined = memberships.find((m) => m.tenant_id === form.get('tenant'));
+    const { indicator, resource } = resourceOf(details);
+    const client = await clientView(details);
+    const audit = { userId: accountId, clientId: client.id, product: resource.product, kind: 'auth' as const, requestId: ctx.state.requestId };
+
+    if (decision === 'deny') {
+      if (!(await claimInteraction(db, details.uid))) throw new AppError('conflict', 'This request was already answered.');
+      await appendAudit(db, { ...audit, tenantId: membership?.tenant_id ?? null, name: 'consent.deny', args: { client_name: client.name, resource: resource.uri }, outcome: 'denied' });
+      return finish(ctx, { error: 'access_denied', error_description: 'the user denied the request' }, true);
+    }
+
+    // The tenant comes from the person's own memberships, never from the form alone (DESIGN.md §3).
+    if (!membership) throw new AppError('forbidden', 'You are not a member of that organization.');
+    const requested = requestedScopes(details, resource);
+    const ticked = new Set(form.getAll('scope'));
+    const allowed = requested.filter((s) => ticked.has(s));
+    if (!allowed.length) {
+      return renderConsent(ctx, details, 400, 'Choose at least one permission, or Deny.', { tenant: membership.tenant_id, scopes: [] });
+    }
+    if (!(await claimInteraction(db, details.uid))) throw new AppError('conflict', 'This request was already answered.');
+
+    // A new grant per consent: one grant is one connection (one client, user, tenant, product).
+    const grant = new provider.Grant({ accountId, clientId: client.id });
+    grant.addResourceScope(indicator, allowed.join(' '));
+    const refused = requested.filter((s) => !ticked.has(s));
+    if (refused.length) grant.rejectResourceScope(indicator, refused.join(' '));
+    const asked = String(details.params.scope ?? '').split(' ').filter(Boolean);
+    const oidc = asked.filter((s) => OIDC_SCOPES.includes(s));
+    if (oidc.length) grant.addOIDCScope(oidc.join(' '));
+    // Product scopes are also configured as OIDC scopes (notes §1.5); they belong to the resource only.
+    const productScopes = asked.filter((s) => !OIDC_SCOPES.includes(s));
+    if (productScopes.length) grant.rejectOIDCScope(productScopes.join(' '));
+    const claims = details.prompt.details.missingOIDCClaims;
+    if (Array.isArray(claims) && claims.length) grant.addOIDCClaims(claims as string[]);
+    const grantId = await grant.save();
+
+    try {
+      await db.transaction(async (trx) => {
+        const connection = await createConnection(trx, {
+          grantId, tenantId: membership.tenant_id, userId: accountId, clientId: client.id, clientName: client.name,
+          clientKind: client.kind, product: resource.product, resource: resource.uri, scopes: allowed,
+        });
+        await appendAudit(trx, {
+          ...audit, tenantId: membership.tenant_id, connectionId: connection.id, name: 'consent.grant',
+          args: { client_name: client.name, client_kind: client.kind, resource: resource.uri, scopes: allowed, refused }, outcome: 'ok',
+        });
+      });
+    } catch (error) {
+      await grant.destroy();
+      throw error;
+    }
+    await finish(ctx, { consent: { grantId } }, true);
+  });
+
+  router.all('/:uid', methodNotAllowed);
+  router.all('/:uid/login', methodNotAllowed);
+  router.all('/:uid/consent', methodNotAllowed);
+
+  return router.routes() as unknown as Koa.Middleware<PorticoState>;
+}
+
+async function methodNotAllowed(): Promise<void> {
+  throw new AppError('method_not_allowed', 'This page does not accept that kind of request.');
+}
+
+function titleFor(code: ErrorCode): string {
+  switch (code) {
+    case 'csrf_failed':
+      return 'Request refused';
+    case 'forbidden':
+      return 'Not allowed';
+    case 'not_found':
+      return 'Request not found';
+    case 'payload_too_large':
+    case 'unsupported_media_type':
+    case 'invalid_request':
+      return 'Invalid request';
+    default:
+      return 'Something went wrong';
+  }
+}

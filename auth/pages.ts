@@ -1,0 +1,167 @@
+/**
+ * The sign-in, consent and error pages of the authorization server: server-rendered HTML, no
+ * framework, no script. Every interpolated value goes through `esc`.
+ */
+export function esc(value: unknown): string {
+  return String(value ?? '').replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const STYLE = `
+*{box-sizing:border-box}
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;background:#f4f5f7;
+  font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1f2328}
+main{width:100%;max-width:460px;margin:24px;background:#fff;border:1px solid #d8dee4;border-radius:12px;
+  box-shadow:0 1px 3px rgba(31,35,40,.08);padding:32px}
+.brand{display:flex;align-items:center;gap:8px;font-weight:600;color:#57606a;font-size:14px;margin-bottom:20px}
+.brand span{display:inline-block;width:22px;height:22px;border-radius:6px;background:#2f5bea}
+h1{font-size:22px;line-height:1.3;margin:0 0 8px}
+p{margin:0 0 16px;color:#424a53}
+label{display:block;font-weight:600;font-size:14px;margin:16px 0 6px}
+input[type=email],input[type=password],select{width:100%;padding:10px 12px;border:1px solid #afb8c1;border-radius:8px;font:inherit;background:#fff}
+input:focus,select:focus,button:focus{outline:3px solid #9cb7ff;outline-offset:1px}
+.actions{display:flex;gap:12px;margin-top:24px}
+button{flex:1;padding:11px 16px;border-radius:8px;border:1px solid #afb8c1;background:#f6f8fa;font:inherit;font-weight:600;cursor:pointer;color:#1f2328}
+button.primary{background:#2f5bea;border-color:#2f5bea;color:#fff}
+.client{border:1px solid #d8dee4;border-radius:8px;padding:12px 14px;margin:16px 0;background:#f6f8fa;font-size:14px}
+.client dt{color:#57606a;float:left;clear:left;width:110px}
+.client dd{margin:0 0 4px 110px;word-break:break-all}
+.badge{display:inline-block;font-size:12px;font-weight:600;border-radius:999px;padding:1px 8px;margin-left:4px}
+.badge.warn{background:#fff8c5;color:#7d4e00;border:1px solid #eac54f}
+.badge.ok{background:#dafbe1;color:#116329;border:1px solid #4ac26b}
+fieldset{border:1px solid #d8dee4;border-radius:8px;margin:16px 0 0;padding:8px 14px 12px}
+legend{font-weight:600;font-size:14px;padding:0 4px}
+.scope{display:flex;gap:10px;align-items:flex-start;margin:8px 0}
+.scope input{margin-top:4px;width:18px;height:18px;flex:none}
+.scope label{display:inline;font-weight:400;margin:0;font-size:15px}
+.scope code{display:block;color:#57606a;font-size:12px}
+.error{background:#ffebe9;border:1px solid #ff8182;color:#82071e;border-radius:8px;padding:10px 12px;margin:12px 0}
+.note{font-size:13px;color:#57606a;margin-top:20px}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+`;
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${esc(title)} · Portico</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<div class="brand" aria-hidden="true"><span></span>Portico</div>
+${body}
+</main>
+</body>
+</html>`;
+}
+
+export interface ClientView {
+  id: string;
+  name: string;
+  kind: 'registered' | 'dynamic' | 'metadata_document';
+  redirectHost: string;
+  loopback: boolean;
+}
+
+function clientSummary(client: ClientView): string {
+  const kind =
+    client.kind === 'registered'
+      ? '<span class="badge ok">registered by your administrator</span>'
+      : client.kind === 'metadata_document'
+        ? `<span class="badge warn">identified by its web address</span>`
+        : '<span class="badge warn">registered itself — not verified</span>';
+  return `<dl class="client">
+<dt>Application</dt><dd><strong>${esc(client.name)}</strong>${kind}</dd>
+<dt>Client ID</dt><dd><code>${esc(client.id)}</code></dd>
+<dt>Returns you to</dt><dd><strong>${esc(client.redirectHost)}</strong>${client.loopback ? ' <span class="badge warn">an app on this computer</span>' : ''}</dd>
+</dl>`;
+}
+
+export function loginPage(input: { action: string; csrf: string; client: ClientView; email?: string; error?: string }): string {
+  return layout(
+    'Sign in',
+    `<h1>Sign in to continue</h1>
+<p><strong>${esc(input.client.name)}</strong> wants to connect to your Portico account.</p>
+${input.error ? `<div class="error" role="alert">${esc(input.error)}</div>` : ''}
+<form method="post" action="${esc(input.action)}">
+<input type="hidden" name="csrf" value="${esc(input.csrf)}">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${esc(input.email ?? '')}" autofocus>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+<div class="actions"><button class="primary" type="submit">Sign in</button></div>
+</form>
+${clientSummary(input.client)}`,
+  );
+}
+
+export interface ConsentScope {
+  scope: string;
+  description: string;
+  checked: boolean;
+}
+
+export function consentPage(input: {
+  action: string;
+  csrf: string;
+  client: ClientView;
+  userEmail: string;
+  resourceTitle: string;
+  resourceUri: string;
+  organizations: Array<{ id: string; slug: string; name: string; selected: boolean }>;
+  scopes: ConsentScope[];
+  error?: string;
+}): string {
+  const options = input.organizations
+    .map((o) => `<option value="${esc(o.id)}" data-slug="${esc(o.slug)}"${o.selected ? ' selected' : ''}>${esc(o.name)} (${esc(o.slug)})</option>`)
+    .join('');
+  const scopes = input.scopes
+    .map(
+      (s, i) => `<div class="scope"><input type="checkbox" id="scope-${i}" name="scope" value="${esc(s.scope)}"${s.checked ? ' checked' : ''}>
+<label for="scope-${i}">${esc(s.description)}<code>${esc(s.scope)}</code></label></div>`,
+    )
+    .join('\n');
+  return layout(
+    'Allow access',
+    `<h1>Allow ${esc(input.client.name)} to use ${esc(input.resourceTitle)}?</h1>
+<p>Signed in as <strong>${esc(input.userEmail)}</strong>.</p>
+${clientSummary(input.client)}
+${input.error ? `<div class="error" role="alert">${esc(input.error)}</div>` : ''}
+<form method="post" action="${esc(input.action)}">
+<input type="hidden" name="csrf" value="${esc(input.csrf)}">
+<label for="tenant">Organization</label>
+<select id="tenant" name="tenant" required>${options}</select>
+<fieldset>
+<legend>It will be able to</legend>
+${scopes}
+</fieldset>
+<div class="actions">
+<button type="submit" name="decision" value="deny">Deny</button>
+<button class="primary" type="submit" name="decision" value="allow">Allow</button>
+</div>
+</form>
+<p class="note">The connection is limited to <code>${esc(input.resourceUri)}</code> and to the organization you choose. You can revoke it at any time in the Portico console.</p>`,
+  );
+}
+
+export function errorPage(input: { title: string; message: string; code: string; requestId?: string }): string {
+  return layout(
+    input.title,
+    `<h1>${esc(input.title)}</h1>
+<div class="error" role="alert">${esc(input.message)}</div>
+<p class="note">Error code <code>${esc(input.code)}</code>${input.requestId ? ` · request <code>${esc(input.requestId)}</code>` : ''}. You can close this page and start again from your application.</p>`,
+  );
+}
+
+/** Headers every interaction and error page carries (checklist G4; notes §4 — no form-action). */
+export const PAGE_HEADERS: Record<string, string> = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Frame-Options': 'DENY',
+  'Cache-Control': 'no-store',
+  Pragma: 'no-cache',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+};

@@ -1,0 +1,184 @@
+/**
+ * The oidc-provider configuration: OAuth 2.1 (code + PKCE S256 only), product-scoped opaque
+ * tokens bound to one resource, public clients with rotating refresh tokens. Every choice is
+ * explained in docs/auth.md; the recipe and its pitfalls are ../shared/reference/oidc-provider-notes.md.
+ */
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { PorticoContext } from '../app.js';
+import { findUserById } from '../db/accounts.js';
+import { findConnectionByGrant } from '../db/grant_store.js';
+import { knexAdapter } from './adapter.js';
+import { CLIENT_DEFAULTS, clientKindOf, DYNAMIC_PREFIX, extraClientMetadata, newClientId } from './clients.js';
+import type { PrivateJwks } from './keys.js';
+import { errorPage, PAGE_HEADERS } from './pages.js';
+import type { ResourceRegistry } from './resources.js';
+
+export const TTL = {
+  AccessToken: 3600,
+  AuthorizationCode: 60,
+  Interaction: 600,
+  Session: 12 * 3600,
+  Grant: 90 * 86400,
+  RefreshToken: 30 * 86400,
+  IdToken: 3600,
+  RegistrationAccessToken: 365 * 86400,
+} as const;
+
+export interface ProviderOptions {
+  refreshReuseGraceMs: number;
+  /** Replaces the fetch used for client ID metadata documents (tests only). */
+  fetch?: typeof globalThis.fetch;
+}
+
+export const ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  registration: '/oauth/register',
+  revocation: '/oauth/revoke',
+  introspection: '/oauth/introspect',
+  jwks: '/oauth/jwks',
+  userinfo: '/oauth/userinfo',
+  end_session: '/oauth/logout',
+  pushed_authorization_request: '/oauth/par',
+  device_authorization: '/oauth/device/auth',
+  code_verification: '/oauth/device',
+  backchannel_authentication: '/oauth/backchannel',
+  challenge: '/oauth/challenge',
+  credential: '/oauth/credential',
+} as const;
+
+export function createProvider(context: PorticoContext, resources: ResourceRegistry, jwks: PrivateJwks, options: ProviderOptions): Provider {
+  const { config, db, secrets } = context;
+
+  const configuration: Configuration = {
+    adapter: knexAdapter(db, { refreshReuseGraceMs: options.refreshReuseGraceMs }),
+    jwks: jwks as Configuration['jwks'],
+    cookies: {
+      keys: secrets.cookieKeys,
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    routes: ROUTES,
+    responseTypes: ['code'],
+    // OAuth 2.1 §4.1.1 / RFC 9700 §2.1.1: PKCE for every client; v9 supports S256 only.
+    pkce: { required: () => true },
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    clientDefaults: CLIENT_DEFAULTS,
+    // Every product's scopes, live or not: registration validates a client's `scope` against this
+    // list (notes §1.5), and a product may go live while we run. Discovery shows live ones only.
+    scopes: resources.allScopes(),
+    claims: { openid: ['sub'], email: ['email'] },
+    extraClientMetadata: extraClientMetadata(),
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true, initialAccessToken: false, idFactory: () => newClientId(DYNAMIC_PREFIX) },
+      revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      dPoP: { enabled: false },
+      clientCredentials: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      userinfo: { enabled: false },
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02', allowFetch: async () => true, cacheDuration: { min: 60, max: 3600 } },
+      resourceIndicators: {
+        enabled: true,
+        getResourceServerInfo: async (ctx, indicator) => {
+          // One grant covers one product (DESIGN.md §4): several resources in one request are refused.
+          if (Array.isArray(ctx.oidc.params?.resource) && (ctx.oidc.params.resource as unknown[]).length > 1) {
+            throw new errors.InvalidTarget('request exactly one resource: each product is connected separately');
+          }
+          const resource = resources.resolve(indicator);
+          if (!resource) throw new errors.InvalidTarget(`unknown resource ${indicator}: expected a live product server URL such as ${resources.uriOf('forge')}`);
+          // A request that names the resource but no scope asks for everything the resource offers;
+          // the person can untick on the consent page.
+          if (ctx.oidc.route === 'authorization' && !ctx.oidc.params?.scope) ctx.oidc.params!.scope = resource.scopes.join(' ');
+          return { scope: resource.scopes.join(' '), audience: resource.uri, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'opaque' };
+        },
+        defaultResource: async (ctx, _client, oneOf) => {
+          if (oneOf) {
+            if (oneOf.length === 1) return oneOf[0];
+            throw new errors.InvalidTarget('several resources were granted: name one with the resource parameter');
+          }
+          const scope = typeof ctx.oidc.params?.scope === 'string' ? ctx.oidc.params.scope : '';
+          const implied = resources.impliedBy(scope.split(' '));
+          if (implied.resource) return implied.resource.uri;
+          throw new errors.InvalidTarget(
+            implied.products.length > 1
+              ? 'the requested scopes belong to more than one product: request one resource (RFC 8707) per connection'
+              : 'no resource requested: pass resource=<product server URL> or the scopes of exactly one live product',
+          );
+        },
+        useGrantedResource: async () => true,
+      },
+    },
+    // Public clients get refresh tokens without offline_access (MCP clients rarely ask for it),
+    // and tokens do not die with the browser session at the authorization server (notes §1.7).
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    expiresWithSession: async () => false,
+    // Code replay, refresh-token reuse and refresh-token revocation revoke the whole grant (RFC 9700
+    // §4.14, OAuth 2.1 §4.1.3); revoking only an access token does not.
+    revokeGrantPolicy: (ctx) => !(ctx.oidc.route === 'revocation' && ctx.oidc.entities.AccessToken),
+    loadExistingGrant: async (ctx) => {
+      const consented = ctx.oidc.result?.consent?.grantId;
+      if (consented) return ctx.oidc.provider.Grant.find(consented);
+      // Self-registered and metadata-document clients are asked every time (checklist G1); an
+      // administrator's client may reuse the live grant this browser session already holds.
+      const clientId = ctx.oidc.client!.clientId;
+      if (clientKindOf(clientId) !== 'registered') return undefined;
+      const grantId = ctx.oidc.session?.grantIdFor(clientId);
+      if (!grantId) return undefined;
+      const connection = await findConnectionByGrant(db, grantId);
+      if (!connection || connection.revoked_at) return undefined;
+      return ctx.oidc.provider.Grant.find(grantId);
+    },
+    ttl: {
+      AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? TTL.AccessToken,
+      AuthorizationCode: TTL.AuthorizationCode,
+      Interaction: TTL.Interaction,
+      Session: TTL.Session,
+      Grant: TTL.Grant,
+      IdToken: TTL.IdToken,
+      RefreshToken: TTL.RefreshToken,
+      RegistrationAccessToken: TTL.RegistrationAccessToken,
+    },
+    extraTokenClaims: async (_ctx, token) => {
+      if (!('grantId' in token) || !token.grantId) return undefined;
+      const connection = await findConnectionByGrant(db, token.grantId);
+      return connection ? { tenant_id: connection.tenant_id } : undefined;
+    },
+    findAccount: async (_ctx, sub) => {
+      const user = await findUserById(db, sub);
+      if (!user) return undefined;
+      return { accountId: user.id, claims: async () => ({ sub: user.id, email: user.email }) };
+    },
+    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    // Browser clients may call the token, revocation and introspection endpoints from the origin of
+    // one of their redirect URIs (loopback ports ignored for native clients).
+    clientBasedCORS: (_ctx, origin, client) => {
+      if (origin === 'null' || client.clientAuthMethod !== 'none') return false;
+      return client.redirectUris!.some((uri) => {
+        const url = URL.parse(uri);
+        if (!url) return false;
+        if (url.origin === origin) return true;
+        const from = URL.parse(origin);
+        return client.applicationType === 'native' && url.protocol === 'http:' && from?.protocol === 'http:' && from.hostname === url.hostname;
+      });
+    },
+    renderError: async (ctx: KoaContextWithOIDC, out, error) => {
+      ctx.set(PAGE_HEADERS);
+      ctx.type = 'html';
+      const code = String(out.error ?? 'invalid_request');
+      ctx.body = errorPage({
+        title: 'This request cannot continue',
+        message: (error as { expose?: boolean }).expose === false ? 'Something went wrong on our side.' : String(out.error_description ?? code),
+        code,
+        requestId: (ctx.state as { requestId?: string }).requestId,
+      });
+    },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  };
+
+  const provider = new Provider(config.authUrl, configuration);
+  provider.proxy = config.trustProxy;
+  return provider;
+}

@@ -1,0 +1,95 @@
+/**
+ * The protected resources (RFC 8707): one per live product server, `{mcp_url}/{product}`, plus the
+ * console API `{api_url}/mcp`. Liveness can change while the process runs (a product ships), so
+ * every question goes to the catalog; nothing here is computed once at start.
+ */
+import type { Catalog } from '../shared/catalog.js';
+import type { Config } from '../shared/config.js';
+import { CONSOLE_PRODUCT, CONSOLE_SCOPES, consoleResource } from '../shared/console_scopes.js';
+
+export interface ProtectedResource {
+  /** Canonical resource indicator; also the access token's only audience. */
+  uri: string;
+  /** The product id, or 'console' for the console API. */
+  product: string;
+  scopes: string[];
+}
+
+/** OIDC scopes the server also knows; they never name a resource. */
+export const OIDC_SCOPES = ['openid', 'offline_access'];
+
+export class ResourceRegistry {
+  constructor(private readonly catalog: Catalog, private readonly config: Pick<Config, 'mcpUrl' | 'apiUrl'>) {}
+
+  /**
+   * The resource an indicator names, or undefined. The indicator is canonicalised first (RFC 8707 §2:
+   * absolute URI, no fragment; we also drop a trailing slash and compare scheme and host
+   * case-insensitively) so the audience is always exactly one string.
+   */
+  resolve(indicator: string): ProtectedResource | undefined {
+    const canonical = canonicalResource(indicator);
+    if (!canonical) return undefined;
+    if (canonical === consoleResource(this.config.apiUrl)) {
+      return { uri: canonical, product: CONSOLE_PRODUCT, scopes: Object.keys(CONSOLE_SCOPES) };
+    }
+    const base = canonicalResource(this.config.mcpUrl);
+    if (!base || !canonical.startsWith(`${base}/`)) return undefined;
+    const product = canonical.slice(base.length + 1);
+    if (!/^[a-z][a-z0-9]*$/.test(product)) return undefined;
+    const scopes = this.catalog.scopesOf(product);
+    if (!scopes.length) return undefined; // unknown, or not live (yet)
+    return { uri: `${base}/${product}`, product, scopes };
+  }
+
+  /** The resource implied by a scope list: all product scopes of one product, or undefined. */
+  impliedBy(scopes: Iterable<string>): { resource?: ProtectedResource; products: string[] } {
+    const products = new Set<string>();
+    for (const scope of scopes) {
+      if (!scope || OIDC_SCOPES.includes(scope)) continue;
+      products.add(this.productOfScope(scope) ?? `unknown:${scope}`);
+    }
+    const list = [...products];
+    if (list.length !== 1 || list[0].startsWith('unknown:')) return { products: list };
+    return { resource: this.resolve(this.uriOf(list[0])), products: list };
+  }
+
+  uriOf(product: string): string {
+    return product === CONSOLE_PRODUCT ? consoleResource(this.config.apiUrl) : `${canonicalResource(this.config.mcpUrl)}/${product}`;
+  }
+
+  productOfScope(scope: string): string | undefined {
+    if (scope in CONSOLE_SCOPES) return CONSOLE_PRODUCT;
+    return this.catalog.productOfScope(scope);
+  }
+
+  describeScope(scope: string): string | undefined {
+    return CONSOLE_SCOPES[scope] ?? this.catalog.describeScope(scope);
+  }
+
+  /** Every scope a client may ever name (registration validates against it): all products, live or not. */
+  allScopes(): string[] {
+    const product = this.catalog.products.flatMap((p) => Object.keys(p.scopes));
+    return [...new Set([...OIDC_SCOPES, ...product, ...Object.keys(CONSOLE_SCOPES)])];
+  }
+
+  /** What discovery advertises right now: live products only. */
+  liveScopes(): string[] {
+    return [...OIDC_SCOPES, ...this.catalog.scopes.map((s) => s.scope), ...Object.keys(CONSOLE_SCOPES)];
+  }
+
+  /** Human title of a resource for the consent page. */
+  titleOf(resource: ProtectedResource): string {
+    if (resource.product === CONSOLE_PRODUCT) return 'Portico console';
+    return this.catalog.product(resource.product)?.title ?? resource.product;
+  }
+}
+
+/** Canonical form of a resource URI, or undefined when it is not an absolute http(s) URI without query or fragment. */
+export function canonicalResource(value: string): string | undefined {
+  if (typeof value !== 'string' || value.length > 2048 || /[\s\\]/.test(value)) return undefined;
+  const url = URL.parse(value);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return undefined;
+  if (url.hash || value.includes('#') || url.search || url.username || url.password) return undefined;
+  // URL lower-cases scheme and host and drops the default port; only the trailing slash is ours.
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}

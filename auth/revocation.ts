@@ -1,0 +1,37 @@
+/**
+ * When the provider itself revokes a grant (code replay, refresh-token reuse, a refresh token
+ * revoked at /oauth/revoke) the connection must die with it, exactly as when the console revokes:
+ * all tokens of the grant dead, the connection marked revoked, the revocation audited, and every
+ * instance told so that open MCP sessions close.
+ */
+import type { Db } from '../db/connect.js';
+import { appendAudit } from '../db/audit.js';
+import { findConnectionByGrant, revokeGrantTokens } from '../db/grant_store.js';
+import type { EventBus } from '../shared/events.js';
+
+export type RevocationReason = 'authorization_code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'pkce_verification_failed' | 'grant_revoked';
+
+export async function revokeGrant(db: Db, events: EventBus, grantId: string, reason: RevocationReason, requestId?: string): Promise<void> {
+  const revoked = await db.transaction(async (trx) => {
+    const now = Date.now();
+    await revokeGrantTokens(trx, grantId, now);
+    const connection = await findConnectionByGrant(trx, grantId);
+    if (!connection) return undefined;
+    const changed = await trx('connections').where({ id: connection.id }).whereNull('revoked_at').update({ revoked_at: now, revoked_by: null });
+    if (!changed) return undefined;
+    await appendAudit(trx, {
+      tenantId: connection.tenant_id, userId: connection.user_id, clientId: connection.client_id, connectionId: connection.id,
+      product: connection.product, kind: 'auth', name: 'grant.revoke', args: { reason }, outcome: 'ok', requestId,
+    });
+    return connection;
+  });
+  if (revoked) await events.publish({ type: 'connection.revoked', connectionId: revoked.id, grantId });
+}
+
+/** Why the provider revoked a grant, from the request that made it do so. */
+export function reasonOf(route: string | undefined, grantType: unknown): RevocationReason {
+  if (route === 'token' && grantType === 'authorization_code') return 'authorization_code_replay';
+  if (route === 'token' && grantType === 'refresh_token') return 'refresh_token_reuse';
+  if (route === 'revocation') return 'revoked_by_client';
+  return 'grant_revoked';
+}
