@@ -7,6 +7,10 @@ import type { Db } from './connect.js';
 import * as accounts from './migrations/20261121_0001_accounts.js';
 import * as oauthStore from './migrations/20261121_0002_oauth_store.js';
 import * as audit from './migrations/20261121_0003_audit.js';
+import * as cavalier from './migrations/20261121_0007_cavalier.js';
+import * as aegis from './migrations/20261121_0008_aegis.js';
+import * as harvest from './migrations/20261121_0009_harvest.js';
+import * as reclaim from './migrations/20261121_0010_reclaim.js';
 import * as surfaces from './migrations/20261121_0016_surfaces.js';
 import * as herald from './migrations/20261121_0011_herald.js';
 import * as terrain from './migrations/20261121_0012_terrain.js';
@@ -23,6 +27,10 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261121_0001_accounts', accounts],
   ['20261121_0002_oauth_store', oauthStore],
   ['20261121_0003_audit', audit],
+  ['20261121_0007_cavalier', cavalier],
+  ['20261121_0008_aegis', aegis],
+  ['20261121_0009_harvest', harvest],
+  ['20261121_0010_reclaim', reclaim],
   ['20261121_0011_herald', herald],
   ['20261121_0012_terrain', terrain],
   ['20261121_0013_people', people],

@@ -1,0 +1,106 @@
+/** cavalier: operations — quotes, deals and statements of work (SPEC.md part 1.5). */
+import { z } from 'zod';
+import { defineProduct, definePrompt, defineResource, type ToolContext } from '../../../shared/catalog.js';
+import { seedCavalierDemo } from './demo.js';
+import { cavalierRepository, type CavalierRepository } from './repository.js';
+import createDeal from './tools/create_deal.js';
+import createQuote from './tools/create_quote.js';
+import createSow from './tools/create_sow.js';
+import deleteQuote from './tools/delete_quote.js';
+import getDeal from './tools/get_deal.js';
+import getQuote from './tools/get_quote.js';
+import getSow from './tools/get_sow.js';
+import listDeals from './tools/list_deals.js';
+import listQuotes from './tools/list_quotes.js';
+import listSows from './tools/list_sows.js';
+import updateDealStage from './tools/update_deal_stage.js';
+import updateQuoteStatus from './tools/update_quote_status.js';
+import updateSowStatus from './tools/update_sow_status.js';
+
+const quoteResource = defineResource<CavalierRepository>({
+  collection: 'quotes',
+  title: 'Quote',
+  description: 'A quote with its line items and server-computed subtotal, tax and total.',
+  scope: 'cavalier.quotes.read',
+  mimeType: 'application/json',
+  read: (id, { repos }) => repos.quotes.get(id),
+});
+
+const dealResource = defineResource<CavalierRepository>({
+  collection: 'deals',
+  title: 'Deal',
+  description: 'A deal with its stage, value, and the quotes and statements of work attached to it.',
+  scope: 'cavalier.deals.read',
+  mimeType: 'application/json',
+  read: (id, { repos }) => repos.deals.get(id),
+});
+
+const sowResource = defineResource<CavalierRepository>({
+  collection: 'sows',
+  title: 'Statement of work',
+  description: 'A statement of work with its scope summary and milestones.',
+  scope: 'cavalier.sows.read',
+  mimeType: 'application/json',
+  read: (id, { repos }) => repos.sows.get(id),
+});
+
+const draftSowFromDeal = definePrompt({
+  name: 'cavalier.draft_sow_from_deal',
+  title: 'Draft a statement of work from a deal',
+  description:
+    'Embeds a deal with its quotes (line items and totals) and asks for a draft statement of work: scope, exclusions and milestones ' +
+    'whose amounts add up to the accepted or latest quote, ready to pass to cavalier.create_sow.',
+  scope: 'cavalier.deals.read',
+  args: {
+    deal_id: z.string().max(100).describe('The deal to write the statement of work for.'),
+  },
+  async get({ deal_id }, { repos, resourceUri }: ToolContext<CavalierRepository>) {
+    const deal = await repos.deals.get(deal_id);
+    const quotes = await Promise.all(deal.quotes.map((q) => repos.quotes.get(q.id)));
+    const basis = quotes.find((q) => q.status === 'accepted') ?? quotes[0];
+    const instructions = [
+      `Draft a statement of work for the deal "${deal.title}" with ${deal.customer} (stage ${deal.stage}, value ${deal.value}).`,
+      basis
+        ? `Base it on quote ${basis.id} (${basis.status}, total ${basis.total}); the milestone amounts must add up to its subtotal of ${basis.subtotal_minor} minor units of ${basis.currency}.`
+        : `The deal has no quote yet; base the milestones on the deal value of ${deal.value_minor} minor units of ${deal.currency}.`,
+      'Write: a title; a scope summary that says what is delivered and what is explicitly out of scope; 2-6 milestones, each with a title, ' +
+        'a due date (YYYY-MM-DD) and an amount in minor units.',
+      deal.stage === 'proposal' || deal.stage === 'won'
+        ? `When the person approves the draft, create it with cavalier.create_sow and deal_id ${deal.id}.`
+        : `The deal is at stage ${deal.stage}: cavalier.create_sow accepts only deals at proposal or won, so present the draft for review only.`,
+    ].join('\n');
+    return [
+      { role: 'user', content: { type: 'resource', resource: { uri: resourceUri('deals', deal.id), mimeType: 'application/json', text: JSON.stringify(deal, null, 2) } } },
+      ...quotes.map((quote) => ({
+        role: 'user' as const,
+        content: { type: 'resource' as const, resource: { uri: resourceUri('quotes', quote.id), mimeType: 'application/json', text: JSON.stringify(quote, null, 2) } },
+      })),
+      { role: 'user', content: { type: 'text', text: instructions } },
+    ];
+  },
+});
+
+export const cavalier = defineProduct<CavalierRepository>({
+  id: 'cavalier',
+  title: 'Cavalier',
+  kind: 'Operations: quotes, deals, statements of work',
+  status: 'live',
+  scopes: {
+    'cavalier.quotes.read': 'See your organization\'s quotes, their line items and totals',
+    'cavalier.quotes.write': 'Create quotes, change their status, and delete quotes that were not accepted',
+    'cavalier.deals.read': 'See your organization\'s deals and their stages',
+    'cavalier.deals.write': 'Create deals and move them through the pipeline',
+    'cavalier.sows.read': 'See your organization\'s statements of work and their milestones',
+    'cavalier.sows.write': 'Create statements of work from deals and change their status',
+  },
+  tools: [
+    listQuotes, getQuote, createQuote, updateQuoteStatus, deleteQuote,
+    listDeals, getDeal, createDeal, updateDealStage,
+    listSows, getSow, createSow, updateSowStatus,
+  ],
+  resources: [quoteResource, dealResource, sowResource],
+  prompts: [draftSowFromDeal],
+  entities: { quote: 'cavalier_quotes', deal: 'cavalier_deals', sow: 'cavalier_sows' },
+  seedDemo: seedCavalierDemo,
+  repositories: (scope) => cavalierRepository(scope),
+});

@@ -1,0 +1,452 @@
+/**
+ * cavalier's data: deals, quotes (with line items) and statements of work (with milestones),
+ * all through a TenantScope, so every read and write is limited to the grant's tenant.
+ * Money is integer minor units; totals are computed here, never taken from the caller.
+ */
+import { AppError } from '../../../shared/errors.js';
+import type { TenantScope } from '../../../db/tenant_scope.js';
+import { formatMoney, iso, msToDate, pageOf, whereContains, type NewRow, type Page } from '../common.js';
+
+export const QUOTE_STATUSES = ['draft', 'sent', 'accepted', 'rejected'] as const;
+export type QuoteStatus = (typeof QUOTE_STATUSES)[number];
+/** draft → sent → accepted | rejected; accepted and rejected are final. */
+export const QUOTE_TRANSITIONS: Record<QuoteStatus, readonly QuoteStatus[]> = {
+  draft: ['sent'],
+  sent: ['accepted', 'rejected'],
+  accepted: [],
+  rejected: [],
+};
+
+export const DEAL_STAGES = ['lead', 'qualified', 'proposal', 'won', 'lost'] as const;
+export type DealStage = (typeof DEAL_STAGES)[number];
+/** One step forward at a time, or lost from any open stage; won and lost are final. */
+export const DEAL_TRANSITIONS: Record<DealStage, readonly DealStage[]> = {
+  lead: ['qualified', 'lost'],
+  qualified: ['proposal', 'lost'],
+  proposal: ['won', 'lost'],
+  won: [],
+  lost: [],
+};
+/** A statement of work is written for a deal at proposal stage or one already won. */
+export const SOW_DEAL_STAGES: readonly DealStage[] = ['proposal', 'won'];
+
+export const SOW_STATUSES = ['draft', 'signed', 'completed'] as const;
+export type SowStatus = (typeof SOW_STATUSES)[number];
+export const SOW_TRANSITIONS: Record<SowStatus, readonly SowStatus[]> = { draft: ['signed'], signed: ['completed'], completed: [] };
+
+export interface DbDealRow {
+  id: string;
+  tenant_id: string;
+  title: string;
+  customer: string;
+  stage: DealStage;
+  currency: string;
+  value_minor: number;
+  expected_close_at: number | null;
+  notes: string | null;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+  closed_at: number | null;
+}
+
+export interface DbQuoteRow {
+  id: string;
+  tenant_id: string;
+  deal_id: string | null;
+  customer: string;
+  currency: string;
+  status: QuoteStatus;
+  tax_rate_bp: number;
+  subtotal_minor: number;
+  tax_minor: number;
+  total_minor: number;
+  valid_until: number | null;
+  notes: string | null;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
+  decided_at: number | null;
+}
+
+export interface DbQuoteLineRow {
+  id: string;
+  tenant_id: string;
+  quote_id: string;
+  position: number;
+  description: string;
+  quantity: number;
+  unit_price_minor: number;
+  amount_minor: number;
+}
+
+export interface DbSowRow {
+  id: string;
+  tenant_id: string;
+  deal_id: string;
+  title: string;
+  scope_summary: string;
+  status: SowStatus;
+  currency: string;
+  total_minor: number;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DbMilestoneRow {
+  id: string;
+  tenant_id: string;
+  sow_id: string;
+  position: number;
+  title: string;
+  due_date: string;
+  amount_minor: number;
+}
+
+export interface LineItemInput {
+  description: string;
+  quantity: number;
+  unit_price_minor: number;
+}
+
+export interface QuoteTotals {
+  lines: Array<LineItemInput & { amount_minor: number }>;
+  subtotal_minor: number;
+  tax_minor: number;
+  total_minor: number;
+}
+
+/**
+ * quantity × unit price per line, their sum, tax rounded half up to the minor unit, total.
+ * BigInt so that no intermediate product loses precision.
+ */
+export function computeQuoteTotals(items: readonly LineItemInput[], taxRateBp: number): QuoteTotals {
+  const lines = items.map((item) => ({ ...item, amount: BigInt(item.quantity) * BigInt(item.unit_price_minor) }));
+  const subtotal = lines.reduce((sum, line) => sum + line.amount, 0n);
+  const tax = (subtotal * BigInt(taxRateBp) + 5_000n) / 10_000n;
+  const total = subtotal + tax;
+  if (total > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new AppError('invalid_arguments', 'line_items: the quote total is too large', { details: { field: 'line_items' } });
+  }
+  return {
+    lines: lines.map(({ amount, ...item }) => ({ ...item, amount_minor: Number(amount) })),
+    subtotal_minor: Number(subtotal),
+    tax_minor: Number(tax),
+    total_minor: Number(total),
+  };
+}
+
+function refuseTransition(entity: string, field: string, from: string, to: string, allowed: readonly string[]): never {
+  const next = allowed.length ? `it can move to ${allowed.join(' or ')}` : `${from} is final`;
+  throw new AppError('conflict', `the ${entity} is ${from} and cannot move to ${to}: ${next}`, { details: { field, from, to, allowed } });
+}
+
+// ---------------------------------------------------------------- views (the wire form)
+
+export function dealView(row: DbDealRow) {
+  return {
+    id: row.id,
+    title: row.title,
+    customer: row.customer,
+    stage: row.stage,
+    currency: row.currency,
+    value_minor: Number(row.value_minor),
+    value: formatMoney(Number(row.value_minor), row.currency),
+    expected_close_date: msToDate(row.expected_close_at),
+    notes: row.notes,
+    next_stages: DEAL_TRANSITIONS[row.stage],
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    closed_at: iso(row.closed_at),
+  };
+}
+
+export function quoteSummaryView(row: DbQuoteRow) {
+  return {
+    id: row.id,
+    deal_id: row.deal_id,
+    customer: row.customer,
+    currency: row.currency,
+    status: row.status,
+    tax_rate_percent: row.tax_rate_bp / 100,
+    subtotal_minor: Number(row.subtotal_minor),
+    tax_minor: Number(row.tax_minor),
+    total_minor: Number(row.total_minor),
+    total: formatMoney(Number(row.total_minor), row.currency),
+    valid_until: msToDate(row.valid_until),
+    next_statuses: QUOTE_TRANSITIONS[row.status],
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    sent_at: iso(row.sent_at),
+    decided_at: iso(row.decided_at),
+  };
+}
+
+export function quoteView(row: DbQuoteRow, lines: DbQuoteLineRow[]) {
+  return {
+    ...quoteSummaryView(row),
+    notes: row.notes,
+    line_items: lines.map((line) => ({
+      position: line.position,
+      description: line.description,
+      quantity: Number(line.quantity),
+      unit_price_minor: Number(line.unit_price_minor),
+      amount_minor: Number(line.amount_minor),
+    })),
+  };
+}
+
+export function sowSummaryView(row: DbSowRow) {
+  return {
+    id: row.id,
+    deal_id: row.deal_id,
+    title: row.title,
+    status: row.status,
+    currency: row.currency,
+    total_minor: Number(row.total_minor),
+    total: formatMoney(Number(row.total_minor), row.currency),
+    next_statuses: SOW_TRANSITIONS[row.status],
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export function sowView(row: DbSowRow, milestones: DbMilestoneRow[]) {
+  return {
+    ...sowSummaryView(row),
+    scope_summary: row.scope_summary,
+    milestones: milestones.map((m) => ({ position: m.position, title: m.title, due_date: m.due_date, amount_minor: Number(m.amount_minor) })),
+  };
+}
+
+export type DealView = ReturnType<typeof dealView>;
+export type QuoteView = ReturnType<typeof quoteView>;
+export type SowView = ReturnType<typeof sowView>;
+
+// ---------------------------------------------------------------- repository
+
+export interface NewDeal {
+  title: string;
+  customer: string;
+  currency: string;
+  value_minor: number;
+  stage?: DealStage;
+  expected_close_at?: number | null;
+  notes?: string | null;
+  created_by?: string;
+}
+
+export interface NewQuote {
+  deal_id?: string;
+  customer?: string;
+  currency: string;
+  tax_rate_bp: number;
+  line_items: LineItemInput[];
+  valid_until?: number | null;
+  notes?: string | null;
+  created_by?: string;
+}
+
+export interface NewSow {
+  deal_id: string;
+  title: string;
+  scope_summary: string;
+  milestones: Array<{ title: string; due_date: string; amount_minor: number }>;
+  created_by?: string;
+}
+
+export function cavalierRepository(scope: TenantScope) {
+  const now = () => Date.now();
+
+  async function quoteLines(quoteId: string): Promise<DbQuoteLineRow[]> {
+    return scope.from<DbQuoteLineRow>('cavalier_quote_lines').where('quote_id', quoteId).orderBy('position');
+  }
+
+  async function milestonesOf(sowId: string): Promise<DbMilestoneRow[]> {
+    return scope.from<DbMilestoneRow>('cavalier_sow_milestones').where('sow_id', sowId).orderBy('position');
+  }
+
+  const deals = {
+    async list(filter: { stage?: DealStage; customer?: string; limit?: number; cursor?: string }): Promise<Page<DealView>> {
+      const query = scope.from('cavalier_deals');
+      if (filter.stage) query.where('stage', filter.stage);
+      if (filter.customer) whereContains(query, 'customer', filter.customer);
+      const page = await pageOf<DbDealRow>(query, 'cavalier_deals', filter);
+      return { items: page.items.map(dealView), next_cursor: page.next_cursor };
+    },
+
+    async get(rawId: string) {
+      const row = await scope.require<DbDealRow>('cavalier_deals', rawId, 'deal');
+      const quotes = await scope.from<DbQuoteRow>('cavalier_quotes').where('deal_id', row.id).orderBy('created_at', 'desc');
+      const sows = await scope.from<DbSowRow>('cavalier_sows').where('deal_id', row.id).orderBy('created_at', 'desc');
+      return { ...dealView(row), quotes: quotes.map(quoteSummaryView), sows: sows.map(sowSummaryView) };
+    },
+
+    async create(input: NewDeal): Promise<DealView> {
+      const at = now();
+      const stage = input.stage ?? 'lead';
+      const row = await scope.insert<NewRow<DbDealRow>>('cavalier_deals', {
+        title: input.title,
+        customer: input.customer,
+        stage,
+        currency: input.currency,
+        value_minor: input.value_minor,
+        expected_close_at: input.expected_close_at ?? null,
+        notes: input.notes ?? null,
+        created_by: input.created_by ?? null,
+        created_at: at,
+        updated_at: at,
+        closed_at: stage === 'won' || stage === 'lost' ? at : null,
+      });
+      return dealView(row as DbDealRow);
+    },
+
+    async setStage(rawId: string, stage: DealStage): Promise<DealView & { previous_stage: DealStage }> {
+      const row = await scope.require<DbDealRow>('cavalier_deals', rawId, 'deal');
+      if (!DEAL_TRANSITIONS[row.stage].includes(stage)) refuseTransition('deal', 'stage', row.stage, stage, DEAL_TRANSITIONS[row.stage]);
+      const at = now();
+      const patch = { stage, updated_at: at, closed_at: stage === 'won' || stage === 'lost' ? at : null };
+      // Guarded by the stage read above, so two concurrent moves cannot both apply.
+      const changed = await scope.from('cavalier_deals').where({ id: row.id, stage: row.stage }).update(patch);
+      if (!changed) throw new AppError('conflict', 'the deal changed while this call ran; read it again');
+      return { ...dealView({ ...row, ...patch }), previous_stage: row.stage };
+    },
+  };
+
+  const quotes = {
+    async list(filter: { status?: QuoteStatus; deal_id?: string; customer?: string; limit?: number; cursor?: string }) {
+      const query = scope.from('cavalier_quotes');
+      if (filter.status) query.where('status', filter.status);
+      if (filter.deal_id) query.where('deal_id', (await scope.require<DbDealRow>('cavalier_deals', filter.deal_id, 'deal')).id);
+      if (filter.customer) whereContains(query, 'customer', filter.customer);
+      const page = await pageOf<DbQuoteRow>(query, 'cavalier_quotes', filter);
+      return { items: page.items.map(quoteSummaryView), next_cursor: page.next_cursor };
+    },
+
+    async get(rawId: string): Promise<QuoteView> {
+      const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
+      return quoteView(row, await quoteLines(row.id));
+    },
+
+    async create(input: NewQuote): Promise<QuoteView> {
+      let dealId: string | null = null;
+      let customer = input.customer;
+      if (input.deal_id) {
+        const deal = await scope.require<DbDealRow>('cavalier_deals', input.deal_id, 'deal');
+        if (deal.currency !== input.currency) {
+          throw new AppError('invalid_arguments', `currency: the deal is in ${deal.currency}; a quote for it must be too`, { details: { field: 'currency' } });
+        }
+        dealId = deal.id;
+        customer ??= deal.customer;
+      }
+      if (!customer) throw new AppError('invalid_arguments', 'customer: required unless deal_id is given', { details: { field: 'customer' } });
+      const totals = computeQuoteTotals(input.line_items, input.tax_rate_bp);
+      const at = now();
+      const row = (await scope.insert<NewRow<DbQuoteRow>>('cavalier_quotes', {
+        deal_id: dealId,
+        customer,
+        currency: input.currency,
+        status: 'draft',
+        tax_rate_bp: input.tax_rate_bp,
+        subtotal_minor: totals.subtotal_minor,
+        tax_minor: totals.tax_minor,
+        total_minor: totals.total_minor,
+        valid_until: input.valid_until ?? null,
+        notes: input.notes ?? null,
+        created_by: input.created_by ?? null,
+        created_at: at,
+        updated_at: at,
+        sent_at: null,
+        decided_at: null,
+      })) as DbQuoteRow;
+      const lines: DbQuoteLineRow[] = [];
+      for (const [index, line] of totals.lines.entries()) {
+        lines.push((await scope.insert<NewRow<DbQuoteLineRow>>('cavalier_quote_lines', {
+          quote_id: row.id, position: index + 1, ...line,
+        })) as DbQuoteLineRow);
+      }
+      return quoteView(row, lines);
+    },
+
+    async setStatus(rawId: string, status: QuoteStatus): Promise<QuoteView & { previous_status: QuoteStatus }> {
+      const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
+      if (!QUOTE_TRANSITIONS[row.status].includes(status)) refuseTransition('quote', 'status', row.status, status, QUOTE_TRANSITIONS[row.status]);
+      const at = now();
+      const patch: Partial<DbQuoteRow> = { status, updated_at: at, ...(status === 'sent' ? { sent_at: at } : { decided_at: at }) };
+      const changed = await scope.from('cavalier_quotes').where({ id: row.id, status: row.status }).update(patch);
+      if (!changed) throw new AppError('conflict', 'the quote changed while this call ran; read it again');
+      return { ...quoteView({ ...row, ...patch }, await quoteLines(row.id)), previous_status: row.status };
+    },
+
+    /** Accepted quotes are commercial commitments and are kept; anything else may be deleted. */
+    async delete(rawId: string) {
+      const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
+      if (row.status === 'accepted') {
+        throw new AppError('conflict', 'the quote was accepted by the customer and is kept as a record; it cannot be deleted', { details: { field: 'quote_id' } });
+      }
+      const lines = await scope.from('cavalier_quote_lines').where('quote_id', row.id).delete();
+      await scope.delete('cavalier_quotes', row.id);
+      return { deleted: true, id: row.id, customer: row.customer, status: row.status, line_items_deleted: lines, total: formatMoney(Number(row.total_minor), row.currency) };
+    },
+  };
+
+  const sows = {
+    async list(filter: { deal_id?: string; status?: SowStatus; limit?: number; cursor?: string }) {
+      const query = scope.from('cavalier_sows');
+      if (filter.deal_id) query.where('deal_id', (await scope.require<DbDealRow>('cavalier_deals', filter.deal_id, 'deal')).id);
+      if (filter.status) query.where('status', filter.status);
+      const page = await pageOf<DbSowRow>(query, 'cavalier_sows', filter);
+      return { items: page.items.map(sowSummaryView), next_cursor: page.next_cursor };
+    },
+
+    async get(rawId: string): Promise<SowView> {
+      const row = await scope.require<DbSowRow>('cavalier_sows', rawId, 'statement of work');
+      return sowView(row, await milestonesOf(row.id));
+    },
+
+    async create(input: NewSow): Promise<SowView> {
+      const deal = await scope.require<DbDealRow>('cavalier_deals', input.deal_id, 'deal');
+      if (!SOW_DEAL_STAGES.includes(deal.stage)) {
+        throw new AppError('conflict', `the deal is at stage ${deal.stage}; a statement of work needs a deal at ${SOW_DEAL_STAGES.join(' or ')}`, {
+          details: { field: 'deal_id', stage: deal.stage },
+        });
+      }
+      const total = input.milestones.reduce((sum, m) => sum + m.amount_minor, 0);
+      if (!Number.isSafeInteger(total)) throw new AppError('invalid_arguments', 'milestones: the total is too large', { details: { field: 'milestones' } });
+      const at = now();
+      const row = (await scope.insert<NewRow<DbSowRow>>('cavalier_sows', {
+        deal_id: deal.id,
+        title: input.title,
+        scope_summary: input.scope_summary,
+        status: 'draft',
+        currency: deal.currency,
+        total_minor: total,
+        created_by: input.created_by ?? null,
+        created_at: at,
+        updated_at: at,
+      })) as DbSowRow;
+      const milestones: DbMilestoneRow[] = [];
+      for (const [index, m] of input.milestones.entries()) {
+        milestones.push((await scope.insert<NewRow<DbMilestoneRow>>('cavalier_sow_milestones', {
+          sow_id: row.id, position: index + 1, title: m.title, due_date: m.due_date, amount_minor: m.amount_minor,
+        })) as DbMilestoneRow);
+      }
+      return sowView(row, milestones);
+    },
+
+    async setStatus(rawId: string, status: SowStatus): Promise<SowView & { previous_status: SowStatus }> {
+      const row = await scope.require<DbSowRow>('cavalier_sows', rawId, 'statement of work');
+      if (!SOW_TRANSITIONS[row.status].includes(status)) refuseTransition('statement of work', 'status', row.status, status, SOW_TRANSITIONS[row.status]);
+      const patch = { status, updated_at: now() };
+      const changed = await scope.from('cavalier_sows').where({ id: row.id, status: row.status }).update(patch);
+      if (!changed) throw new AppError('conflict', 'the statement of work changed while this call ran; read it again');
+      return { ...sowView({ ...row, ...patch }, await milestonesOf(row.id)), previous_status: row.status };
+    },
+  };
+
+  return { deals, quotes, sows };
+}
+
+export type CavalierRepository = ReturnType<typeof cavalierRepository>;

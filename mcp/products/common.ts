@@ -1,0 +1,153 @@
+/**
+ * Small helpers product code shares: keyset pagination, ISO 4217 money in integer minor units,
+ * calendar dates and the wire form of times. Nothing here touches a tenant: callers pass queries
+ * that a TenantScope already filtered.
+ */
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import { AppError } from '../../shared/errors.js';
+
+/** The columns a product writes through TenantScope.insert, which stamps tenant_id (and id unless given). */
+export type NewRow<Row> = Omit<Row, 'id' | 'tenant_id'> & { id?: string };
+
+// ---------------------------------------------------------------- pagination
+
+export const DEFAULT_PAGE = 25;
+export const MAX_PAGE = 100;
+
+/** The `limit` and `cursor` arguments every list tool takes. */
+export const pageArgs = {
+  limit: z.number().int().min(1).max(MAX_PAGE).optional().describe(`How many records to return (1-${MAX_PAGE}, default ${DEFAULT_PAGE}).`),
+  cursor: z.string().min(1).max(200).optional().describe('The next_cursor of the previous page, to continue a listing.'),
+};
+
+export interface Page<T> {
+  items: T[];
+  /** Pass as `cursor` to get the next page; null on the last page. */
+  next_cursor: string | null;
+}
+
+function decodeCursor(cursor: string): { at: number; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof at === 'number' && Number.isSafeInteger(at) && typeof id === 'string' && id.length <= 36) return { at, id };
+  } catch {
+    // fall through: any undecodable cursor is the caller's mistake, answered below
+  }
+  throw new AppError('invalid_arguments', 'cursor: not a cursor this server returned', { details: { field: 'cursor' } });
+}
+
+export function encodeCursor(key: number, id: string): string {
+  return Buffer.from(JSON.stringify([key, id])).toString('base64url');
+}
+
+/**
+ * Highest `column` first (default: newest `created_at`), ties by id, continuing after the cursor.
+ * Keyset pagination, so a record created while a client pages cannot shift or repeat what it sees.
+ */
+export async function pageOf<Row extends { id: string }>(
+  query: Knex.QueryBuilder,
+  table: string,
+  args: { limit?: number; cursor?: string },
+  column = 'created_at',
+): Promise<Page<Row>> {
+  const limit = args.limit ?? DEFAULT_PAGE;
+  if (args.cursor) {
+    const after = decodeCursor(args.cursor);
+    query.where((q) =>
+      q.where(`${table}.${column}`, '<', after.at).orWhere((same) => same.where(`${table}.${column}`, after.at).andWhere(`${table}.id`, '<', after.id)));
+  }
+  const rows = (await query
+    .orderBy([{ column: `${table}.${column}`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }])
+    .limit(limit + 1)) as Row[];
+  const items = rows.slice(0, limit);
+  const last = items.at(-1) as (Row & Record<string, unknown>) | undefined;
+  const next_cursor = rows.length > limit && last ? encodeCursor(Number(last[column]), last.id) : null;
+  return { items, next_cursor };
+}
+
+// ---------------------------------------------------------------- text matching
+
+/** LIKE wildcards in user text match themselves, with ESCAPE '\' written out (SQLite has no default escape). */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** Case-insensitive "column contains text": the same SQL on SQLite and PostgreSQL. */
+export function whereContains(query: Knex.QueryBuilder, column: string, text: string): Knex.QueryBuilder {
+  return query.whereRaw(`lower(??) like ? escape '\\'`, [column, `%${escapeLike(text.toLowerCase())}%`]);
+}
+
+// ---------------------------------------------------------------- money
+
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+
+export const currencyArg = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'must be a three-letter ISO 4217 code in upper case, e.g. EUR')
+  .refine((code) => CURRENCIES.has(code), 'is not an ISO 4217 currency code')
+  .describe('ISO 4217 currency code, upper case (e.g. EUR, USD, JPY).');
+
+/** Amounts are integers in the currency's minor unit (cents for EUR, yen for JPY). */
+export const MAX_MINOR = 1_000_000_000_000; // 10 billion in a two-decimal currency
+
+export function minorArg(what: string) {
+  return z.number().int().min(0).max(MAX_MINOR).describe(`${what}, as an integer in the currency's minor unit (e.g. cents: 1999 = 19.99 EUR).`);
+}
+
+/** Digits after the decimal point of a currency (EUR 2, JPY 0, KWD 3). */
+export function minorDigits(currency: string): number {
+  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+}
+
+/** "1234.50 EUR": exact, from integer minor units, without floating point. */
+export function formatMoney(minor: number, currency: string): string {
+  const digits = minorDigits(currency);
+  const negative = minor < 0;
+  const text = String(Math.abs(minor)).padStart(digits + 1, '0');
+  const whole = digits ? text.slice(0, -digits) : text;
+  const fraction = digits ? `.${text.slice(-digits)}` : '';
+  return `${negative ? '-' : ''}${whole}${fraction} ${currency}`;
+}
+
+// ---------------------------------------------------------------- dates and times
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A calendar date argument, YYYY-MM-DD, that must exist (no 2026-02-30). */
+export const dateArg = z
+  .string()
+  .regex(DATE, 'must be a date in the form YYYY-MM-DD')
+  .refine((value) => dateToMs(value) !== undefined, 'is not a calendar date');
+
+export function dateToMs(value: string): number | undefined {
+  const match = DATE.exec(value);
+  if (!match) return undefined;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const ms = Date.UTC(year, month - 1, day);
+  const back = new Date(ms);
+  return back.getUTCFullYear() === year && back.getUTCMonth() === month - 1 && back.getUTCDate() === day ? ms : undefined;
+}
+
+export function msToDate(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString().slice(0, 10);
+}
+
+/** Times leave the server as ISO 8601 UTC strings; they are stored as epoch milliseconds. */
+export function iso(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+}
+
+/** An instant argument: ISO 8601 with a time zone (e.g. 2026-11-01T12:00:00Z). */
+export const instantArg = z
+  .string()
+  .max(40)
+  .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/, 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T12:00:00Z')
+  .refine((value) => !Number.isNaN(Date.parse(value)), 'is not a valid date-time');
+
+/** A one-line, trimmed text argument. */
+export function textArg(max: number, min = 1) {
+  return z.string().trim().min(min).max(max);
+}
+
+export const DAY_MS = 86_400_000;
