@@ -1,0 +1,11 @@
+import { defineResource, type ToolContext } from '../../../../shared/catalog.js';
+import type { PeopleRepository } from '../repository.js';
+
+export default defineResource({
+  collection: 'profiles',
+  title: 'Person profile',
+  description: "One person's profile with their manager, number of direct reports and onboarding checklist.",
+  scope: 'people.profiles.read',
+  mimeType: 'application/json',
+  read: (id, { repos }: ToolContext<PeopleRepository>) => repos.profiles.get(id),
+});

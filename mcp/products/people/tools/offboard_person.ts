@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
+import { dateArg, dateToMs, textArg } from '../../common.js';
+import type { PeopleRepository } from '../repository.js';
+
+export default defineTool({
+  name: 'people.offboard_person',
+  title: 'Offboard a person',
+  description:
+    "Offboards a person: status becomes offboarded with last_day as end date, open onboarding tasks are cancelled, and their direct reports move to the person's own manager. " +
+    'Records an offboarded event (with the reason) in their history and returns the closed profile with what was changed. ' +
+    'There is no tool to undo it: an offboarded profile can no longer be edited. It does not delete the profile or its history, and disables no account outside Portico.',
+  scope: 'people.lifecycle.write',
+  destructive: true,
+  confirmation: 'Person {person_id} will be offboarded with last day {last_day}: the profile is closed, open onboarding tasks are cancelled and direct reports move to their manager.',
+  input: {
+    person_id: z.string().min(1).max(200).describe('Id of the person leaving.'),
+    last_day: dateArg.describe('Last working day, YYYY-MM-DD.'),
+    reason: textArg(500).describe('Why they leave (resignation, end of contract, ...).'),
+  },
+  handler: ({ person_id, last_day, reason }, { repos, user }: ToolContext<PeopleRepository>) =>
+    repos.lifecycle.offboard(person_id, { last_day: dateToMs(last_day)!, reason }, user.id),
+});
