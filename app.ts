@@ -15,7 +15,7 @@ import { AppError } from './shared/errors.js';
 import { connectDatabase, ping, poolStats, type Db } from './db/connect.js';
 import { migrateLatest } from './db/migrate.js';
 import { loadOrCreateSecret } from './db/secrets.js';
-import { seedDemoIfEmpty, type DemoCredential } from './db/demo.js';
+import { seedDemoIfEmpty, type DemoCredential, type DemoSeeder } from './db/demo.js';
 
 export const VERSION = '0.1.0';
 
@@ -52,6 +52,8 @@ export interface StartOptions {
   log?: Logger;
   mounts?: Mount[];
   db?: Db;
+  /** Products' sample rows for the demo dataset (see mounts.ts defaultSeeders). */
+  seeders?: DemoSeeder[];
 }
 
 export async function loadSecrets(db: Db): Promise<Secrets> {
@@ -72,7 +74,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     const secrets = await loadSecrets(db);
     const metrics = new MetricsRegistry();
     const context: PorticoContext = { config, db, log, metrics, secrets, onClose: (hook) => closeHooks.push(hook) };
-    const demoCredentials = config.demo ? await seedDemoIfEmpty(db, { password: config.demoPassword }) : undefined;
+    const demoCredentials = config.demo ? await seedDemoIfEmpty(db, { password: config.demoPassword, seeders: options.seeders }) : undefined;
 
     const app = new Koa<PorticoState>({ keys: secrets.cookieKeys, proxy: config.trustProxy });
     app.silent = true;

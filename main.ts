@@ -2,7 +2,7 @@
 import { ConfigError, loadConfig, type Config } from './shared/config.js';
 import { createLogger } from './shared/log.js';
 import { startPortico } from './app.js';
-import { defaultMounts } from './mounts.js';
+import { defaultMounts, defaultSeeders } from './mounts.js';
 
 let config: Config;
 try {
@@ -16,7 +16,7 @@ try {
 }
 
 const log = createLogger(config.logLevel);
-const portico = await startPortico(config, { log, mounts: defaultMounts() }).catch((error: unknown) => {
+const portico = await startPortico(config, { log, mounts: defaultMounts(), seeders: defaultSeeders() }).catch((error: unknown) => {
   log.error('start failed', { err: error });
   process.exit(1);
 });

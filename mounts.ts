@@ -4,6 +4,7 @@
  * server, and one event bus to everyone.
  */
 import type { Mount } from './app.js';
+import type { DemoSeeder } from './db/demo.js';
 import { authMount } from './auth/index.js';
 import { consoleMount } from './auth/console/index.js';
 import { mcpMount } from './mcp/index.js';
@@ -36,4 +37,9 @@ export function surfacesMount(surfaces: SurfaceRegistry, events: EventBus, pollM
     await surfaces.refresh(db, events);
     onClose(surfaces.start(db, events, log, pollMs));
   };
+}
+
+/** Every product's demo rows, for startPortico's `seeders` (DESIGN.md §2: sample data in every product). */
+export function defaultSeeders(): DemoSeeder[] {
+  return PRODUCTS.flatMap((product) => (product.seedDemo ? [product.seedDemo] : []));
 }

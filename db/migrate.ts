@@ -7,16 +7,18 @@ import type { Db } from './connect.js';
 import * as accounts from './migrations/20261121_0001_accounts.js';
 import * as oauthStore from './migrations/20261121_0002_oauth_store.js';
 import * as audit from './migrations/20261121_0003_audit.js';
+import * as mcp from './migrations/20261121_0005_mcp.js';
+import * as forge from './migrations/20261121_0006_forge.js';
 import * as cavalier from './migrations/20261121_0007_cavalier.js';
 import * as aegis from './migrations/20261121_0008_aegis.js';
 import * as harvest from './migrations/20261121_0009_harvest.js';
 import * as reclaim from './migrations/20261121_0010_reclaim.js';
-import * as surfaces from './migrations/20261121_0016_surfaces.js';
 import * as herald from './migrations/20261121_0011_herald.js';
 import * as terrain from './migrations/20261121_0012_terrain.js';
 import * as people from './migrations/20261121_0013_people.js';
 import * as pawvault from './migrations/20261121_0014_pawvault.js';
 import * as midas from './migrations/20261121_0015_midas.js';
+import * as surfaces from './migrations/20261121_0016_surfaces.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -27,6 +29,8 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261121_0001_accounts', accounts],
   ['20261121_0002_oauth_store', oauthStore],
   ['20261121_0003_audit', audit],
+  ['20261121_0005_mcp', mcp],
+  ['20261121_0006_forge', forge],
   ['20261121_0007_cavalier', cavalier],
   ['20261121_0008_aegis', aegis],
   ['20261121_0009_harvest', harvest],

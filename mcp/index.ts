@@ -1,8 +1,83 @@
-/** The MCP host (issue 4). Placeholder until it lands. */
-import type { Mount } from '../app.js';
+/**
+ * The MCP side of Portico, mounted into the composition root: per-product MCP servers at
+ * `{mcp_url}/{product}`, their public inventory and tool catalogs, and their Protected Resource
+ * Metadata. Paths are matched on the path of PUBLIC_MCP_URL only, so the MCP servers may sit on
+ * another origin behind a proxy.
+ */
+import type Koa from 'koa';
+import { VERSION, type Mount } from '../app.js';
 import type { Catalog } from '../shared/catalog.js';
+import { AppError } from '../shared/errors.js';
 import type { EventBus } from '../shared/events.js';
+import type { PorticoState } from '../shared/http.js';
+import { McpHost } from './host.js';
+import { Pipeline } from './pipeline.js';
+import { inventory, listTools, protectedResourceMetadata, type PublicDeps } from './rest.js';
 
-export function mcpMount(_options: { catalog: Catalog; events: EventBus }): Mount {
-  return () => undefined;
+export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventBus }): Mount {
+  return (app, context) => {
+    const { config, db, log, metrics } = context;
+    const isLive = (id: string) => catalog.isLive(id);
+    const pipeline = new Pipeline({ db, config, catalog, log, metrics, isLive });
+    const host = new McpHost({ pipeline, config, catalog, log, version: VERSION, isLive });
+    const publicDeps: PublicDeps = { catalog, config, pipeline, version: VERSION, isLive, metadataUrl: (id) => host.metadataUrl(id) };
+    metrics.gauge('portico_mcp_sessions', 'Open MCP sessions on this instance', () => [[{}, host.sessions.size]]);
+
+    events.on((event) => {
+      // Revocation takes effect at once: the connection's sessions and their GET streams close now.
+      if (event.type === 'connection.revoked') void host.sessions.closeConnection(event.connectionId);
+      // The catalog's liveness follows the surface registry; connected sessions learn of it here (DESIGN.md §5).
+      if (event.type === 'surface.changed' && catalog.product(event.product)) void host.notifyToolsChanged(event.product);
+    });
+    context.onClose(() => host.close());
+
+    const mcpPath = new URL(config.mcpUrl).pathname.replace(/\/+$/, '');
+    const metadataPrefix = `/.well-known/oauth-protected-resource${mcpPath}/`;
+    const productRoute = new RegExp(`^${escapeRegExp(mcpPath)}/([a-z][a-z0-9]*)(/list_tools)?/?$`);
+
+    app.use(async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
+      const path = ctx.path;
+      if (path.startsWith(metadataPrefix)) {
+        const product = catalog.product(path.slice(metadataPrefix.length));
+        if (!product) return next();
+        ctx.state.route = '/.well-known/oauth-protected-resource/mcp/:product';
+        readOnly(ctx);
+        if (!isLive(product.id)) throw new AppError('not_found', `${product.id} is on the roadmap and not served yet`);
+        ctx.set('Access-Control-Allow-Origin', '*');
+        ctx.body = protectedResourceMetadata(publicDeps, product);
+        return;
+      }
+      if (path === mcpPath || path === `${mcpPath}/`) {
+        ctx.state.route = `${mcpPath}/`;
+        readOnly(ctx);
+        ctx.set('Access-Control-Allow-Origin', '*');
+        ctx.body = inventory(publicDeps);
+        return;
+      }
+      const match = productRoute.exec(path);
+      const product = match ? catalog.product(match[1]) : undefined;
+      if (!match || !product) return next();
+      if (match[2]) {
+        ctx.state.route = `${mcpPath}/:product/list_tools`;
+        readOnly(ctx);
+        ctx.set('Access-Control-Allow-Origin', '*');
+        ctx.body = listTools(publicDeps, product);
+        return;
+      }
+      ctx.state.route = `${mcpPath}/:product`;
+      if (!isLive(product.id)) throw new AppError('not_found', `${product.id} is on the roadmap and not served yet`);
+      await host.handle(ctx, product.id);
+    });
+  };
+}
+
+function readOnly(ctx: Koa.Context): void {
+  if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+    ctx.set('Allow', 'GET, HEAD');
+    throw new AppError('method_not_allowed', `${ctx.method} is not supported here`);
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -127,6 +127,8 @@ export interface ScopeInfo {
 export interface Catalog {
   products: readonly ProductDefinition<any>[];
   product(id: string): ProductDefinition<any> | undefined;
+  /** Whether the product's surface is live now (midas is not, until it ships). */
+  isLive(id: string): boolean;
   /** Scopes of live products only: what the authorization server offers. */
   scopes: readonly ScopeInfo[];
   scopesOf(productId: string): string[];
@@ -141,6 +143,7 @@ export function buildCatalog(products: readonly ProductDefinition<any>[], isLive
   return {
     products,
     product: (id) => byId.get(id),
+    isLive: (id) => byId.has(id) && isLive(id),
     get scopes() {
       return liveScopes();
     },

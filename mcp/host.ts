@@ -1,0 +1,391 @@
+/**
+ * The MCP host: Streamable HTTP at `{mcp_url}/{product}` (POST JSON-RPC, GET SSE stream, DELETE
+ * session) through the MCP SDK's web-standard transport, one SDK Server and transport per session
+ * (never shared across clients: GHSA-345p-7cg4-v4c7).
+ *
+ * Before a message reaches the SDK the host has: checked the Origin (DNS rebinding), read the body
+ * once under the size limit, refused batches, authenticated the bearer token (every request, the
+ * session id authenticates nothing), matched the session to the token's connection and user, and
+ * run the pipeline's pre-checks so that a scope refusal is a real HTTP 403. Replies are SSE
+ * streams (SDK 1.32.2 leaks per call with JSON replies in stateful mode, issue #2559); the head
+ * of a reply is held until its first event, so a status the pipeline decides inside the call
+ * (403 forbidden_cross_tenant) is still sent as the HTTP status, with the JSON-RPC error as body.
+ */
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type Koa from 'koa';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import {
+  CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema, ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../db/grant_store.js';
+import type { Catalog } from '../shared/catalog.js';
+import type { Config } from '../shared/config.js';
+import { AppError, toAppError } from '../shared/errors.js';
+import { readBody, type PorticoState } from '../shared/http.js';
+import type { Logger } from '../shared/log.js';
+import { jsonRpcErrorBody, jsonRpcErrorOf } from './errors.js';
+import type { Pipeline, PipelineMethod } from './pipeline.js';
+import { SessionRegistry, type Session } from './sessions.js';
+
+type Ctx = Koa.ParameterizedContext<PorticoState>;
+
+/** Per-POST state the pipeline's outcome writes and the response head reads. */
+interface HttpDecision {
+  status?: number;
+  headers?: Record<string, string>;
+}
+
+interface CallAuth {
+  principal: Principal;
+  requestId: string;
+  http: HttpDecision;
+}
+
+/** A JSON-RPC error thrown into the SDK: it copies `code`, `message` and `data` onto the wire as they are. */
+class WireError extends Error {
+  constructor(readonly code: number, message: string, readonly data: unknown) {
+    super(message);
+  }
+}
+
+const PIPELINE_METHODS = new Set<string>(['tools/call', 'resources/read', 'prompts/get']);
+/** Request headers the SDK transport looks at; nothing else (cookies, authorization) is handed to it. */
+const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
+
+export interface HostDeps {
+  pipeline: Pipeline;
+  config: Config;
+  catalog: Catalog;
+  log: Logger;
+  version: string;
+  isLive(productId: string): boolean;
+}
+
+export class McpHost {
+  readonly sessions: SessionRegistry;
+  /** One JSON-schema validator for every session's Server: building Ajv per server is the SDK's largest fixed cost. */
+  private readonly validator = new AjvJsonSchemaValidator();
+  private readonly allowedOrigins: Set<string>;
+
+  constructor(private readonly deps: HostDeps) {
+    this.sessions = new SessionRegistry({ idleMs: deps.config.sessionIdleMs, maxPerConnection: deps.config.maxSessionsPerConnection });
+    this.allowedOrigins = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).origin));
+  }
+
+  /** Protected Resource Metadata URL of a product (RFC 9728 §3.1: path-inserted well-known form). */
+  metadataUrl(productId: string): string {
+    const mcp = new URL(this.deps.config.mcpUrl);
+    const path = mcp.pathname.replace(/\/+$/, '');
+    return `${mcp.origin}/.well-known/oauth-protected-resource${path}/${productId}`;
+  }
+
+  async handle(ctx: Ctx, productId: string): Promise<void> {
+    const requestId = ctx.state.requestId;
+    let message: Record<string, any> | undefined;
+    let token: string | undefined;
+    try {
+      // MCP transports, "Security Warning": validate Origin to stop DNS rebinding from browsers.
+      const origin = ctx.get('origin');
+      if (origin && !this.allowedOrigins.has(origin)) throw new AppError('forbidden', 'requests from this Origin are not accepted');
+      if (!['POST', 'GET', 'DELETE'].includes(ctx.method)) {
+        ctx.set('Allow', 'GET, POST, DELETE');
+        throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use POST, GET or DELETE`);
+      }
+      if (ctx.method === 'POST') message = await this.readMessage(ctx);
+      token = bearerOf(ctx);
+
+      let principal: Principal;
+      try {
+        principal = await this.deps.pipeline.authenticate(token, productId);
+      } catch (thrown) {
+        const error = toAppError(thrown);
+        if (message && error.status === 401) {
+          await this.deps.pipeline.auditRefusedToken(token, productId, String(message.method), message.params, error, requestId).catch((auditError) =>
+            this.deps.log.error('audit of a refused token failed', { request_id: requestId, err: auditError }));
+        }
+        throw error;
+      }
+
+      const session = await this.sessionFor(ctx, productId, principal, message);
+      if (!session) return;
+
+      if (message && PIPELINE_METHODS.has(message.method) && message.id !== undefined) {
+        const refusal = await this.deps.pipeline.precheck(productId, principal, message.method, message.params, requestId);
+        if (refusal) return this.sendRefusal(ctx, productId, refusal, message);
+      }
+      await this.forward(ctx, session, principal, message);
+    } catch (thrown) {
+      const error = toAppError(thrown);
+      if (!error.expose) this.deps.log.error('mcp request failed', { request_id: requestId, err: thrown });
+      if (error.status === 401) ctx.set('WWW-Authenticate', this.challenge(productId, token ? error.code : undefined));
+      if (error.headers) ctx.set(error.headers);
+      sendJson(ctx, error.status, jsonRpcErrorBody(error, requestId, idOf(message)));
+    }
+  }
+
+  /** The body, read once under the size limit and parsed; one JSON-RPC message, never a batch. */
+  private async readMessage(ctx: Ctx): Promise<Record<string, any>> {
+    if (!ctx.is('application/json')) throw new AppError('unsupported_media_type', 'expected Content-Type: application/json');
+    const text = await readBody(ctx, this.deps.config.bodyLimitBytes);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AppError('invalid_json', 'Parse error: the body is not valid JSON');
+    }
+    // MCP transports 2025-06-18+: the body is a single message; batches are refused whole (checklist I5).
+    if (Array.isArray(parsed)) throw new AppError('invalid_request', 'JSON-RPC batches are not accepted; send one message per request');
+    if (!parsed || typeof parsed !== 'object') throw new AppError('invalid_request', 'the body must be a JSON-RPC message object');
+    return parsed as Record<string, any>;
+  }
+
+  /** `WWW-Authenticate` of a 401 (RFC 6750 §3, RFC 9728 §5.1). */
+  challenge(productId: string, error?: string): string {
+    const scopes = this.deps.catalog.scopesOf(productId).join(' ');
+    return `Bearer ${error ? `error="${error === 'connection_revoked' ? 'invalid_token' : error}", ` : ''}resource_metadata="${this.metadataUrl(productId)}", scope="${scopes}"`;
+  }
+
+  private sendRefusal(ctx: Ctx, productId: string, error: AppError, message: Record<string, any>): void {
+    const kind = message.method === 'resources/read' ? 'resource' : message.method === 'prompts/get' ? 'prompt' : 'tool';
+    const decision = this.httpDecision(productId, error);
+    if (decision.headers) ctx.set(decision.headers);
+    sendJson(ctx, decision.status ?? 200, jsonRpcErrorBody(error, ctx.state.requestId, idOf(message), kind));
+  }
+
+  /** Refusals that are HTTP statuses in their own right (MCP authorization, "Runtime Insufficient Scope Errors"). */
+  private httpDecision(productId: string, error: AppError): HttpDecision {
+    if (error.code === 'insufficient_scope') {
+      const scope = String(error.details?.scope ?? '');
+      return { status: 403, headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl(productId)}"` } };
+    }
+    if (error.code === 'forbidden_cross_tenant') return { status: 403 };
+    return {};
+  }
+
+  /**
+   * The session of this request: an existing one only if it belongs to this token's connection
+   * and user (otherwise 404, exactly like an unknown id), or a new one for `initialize`.
+   */
+  private async sessionFor(ctx: Ctx, productId: string, principal: Principal, message: Record<string, any> | undefined): Promise<Session | undefined> {
+    const sessionId = ctx.get('mcp-session-id');
+    if (sessionId) {
+      const session = this.sessions.find(sessionId, { product: productId, connectionId: principal.connectionId, userId: principal.user.id });
+      if (!session) {
+        sendJson(ctx, 404, { jsonrpc: '2.0', id: idOf(message), error: { code: -32001, message: 'Session not found', data: { code: 'not_found', request_id: ctx.state.requestId } } });
+        return undefined;
+      }
+      return session;
+    }
+    if (ctx.method === 'POST' && message?.method === 'initialize') return this.createSession(productId, principal);
+    sendJson(ctx, 400, {
+      jsonrpc: '2.0', id: idOf(message),
+      error: { code: -32000, message: 'Bad Request: Mcp-Session-Id header is required (send initialize first)', data: { code: 'invalid_request', request_id: ctx.state.requestId } },
+    });
+    return undefined;
+  }
+
+  private createSession(productId: string, principal: Principal): Session {
+    const product = this.deps.catalog.product(productId)!;
+    const server = new Server(
+      { name: `portico-${productId}`, title: `Portico ${product.title}`, version: this.deps.version },
+      {
+        capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} },
+        instructions: `${product.title} (${product.kind}) for one organization. Every call is checked against this connection's scopes and organization, and audited. ` +
+          'Destructive tools first answer confirmation_required; repeat the same call with confirmed: true after the person agreed.',
+        jsonSchemaValidator: this.validator,
+      },
+    );
+    const id = randomUUID();
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      onsessionclosed: () => this.sessions.forget(id),
+    });
+    const session: Session = { id, product: productId, connectionId: principal.connectionId, userId: principal.user.id, server, transport, lastActiveAt: Date.now() };
+    transport.onclose = () => this.sessions.forget(id);
+    this.register(server, productId);
+    // connect() only wires callbacks; the transport's start() is a no-op.
+    void server.connect(transport);
+    this.sessions.add(session);
+    return session;
+  }
+
+  /** The SDK handlers of one session: each reads the caller from the request and asks the pipeline. */
+  private register(server: Server, productId: string): void {
+    const { pipeline } = this.deps;
+    const auth = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => extra.authInfo!.extra as unknown as CallAuth;
+    const wire = (kind: 'tool' | 'resource' | 'prompt', call: CallAuth) => (thrown: unknown): never => {
+      const error = toAppError(thrown);
+      const decision = this.httpDecision(productId, error);
+      if (decision.status) call.http.status = decision.status;
+      if (decision.headers) call.http.headers = decision.headers;
+      const body = jsonRpcErrorOf(error, call.requestId, kind);
+      throw new WireError(body.code, body.message, body.data);
+    };
+
+    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({ tools: pipeline.visibleTools(productId, auth(extra).principal) }));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
+      resourceTemplates: pipeline.visibleResourceTemplates(productId, auth(extra).principal),
+    }));
+    // Every resource is a template over tenant data; there is no fixed list to enumerate.
+    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [] }));
+    server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => ({ prompts: pipeline.visiblePrompts(productId, auth(extra).principal) }));
+
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const call = auth(extra);
+      const elicitation = server.getClientCapabilities()?.elicitation?.form;
+      const askPerson = elicitation
+        ? async (sentence: string) => {
+          const answer = await server.elicitInput(
+            {
+              mode: 'form',
+              message: `${sentence} This cannot be undone. Do you want to go ahead?`,
+              requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Yes, go ahead', description: sentence } }, required: ['confirm'] },
+            },
+            { relatedRequestId: extra.requestId },
+          );
+          return answer.action === 'accept' && answer.content?.confirm === true;
+        }
+        : undefined;
+      return pipeline
+        .callTool(productId, call.principal, request.params.name, request.params.arguments, { requestId: call.requestId, signal: extra.signal, askPerson })
+        .catch(wire('tool', call));
+    });
+    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
+      const call = auth(extra);
+      return pipeline.readResource(productId, call.principal, request.params.uri, { requestId: call.requestId, signal: extra.signal }).catch(wire('resource', call));
+    });
+    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
+      const call = auth(extra);
+      return pipeline.getPrompt(productId, call.principal, request.params.name, request.params.arguments, { requestId: call.requestId, signal: extra.signal }).catch(wire('prompt', call));
+    });
+  }
+
+  /** Hands the parsed message to the session's transport and writes what it answers. */
+  private async forward(ctx: Ctx, session: Session, principal: Principal, message: Record<string, any> | undefined): Promise<void> {
+    const headers = new Headers();
+    for (const name of TRANSPORT_HEADERS) {
+      const value = ctx.get(name);
+      if (value) headers.set(name, value);
+    }
+    const request = new Request(new URL(ctx.path, 'http://portico.internal'), { method: ctx.method, headers });
+    const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {} };
+    const response = await session.transport.handleRequest(request, {
+      parsedBody: message,
+      authInfo: { token: '', clientId: principal.clientId, scopes: [...principal.scopes], expiresAt: Math.floor(principal.expiresAt / 1000), extra: call as unknown as Record<string, unknown> },
+    });
+    if (ctx.method === 'GET' && response.ok && response.body) this.expireStream(session, principal);
+    await writeResponse(ctx, response, call.http);
+  }
+
+  /** The GET stream lives no longer than the token that opened it (checklist R5). */
+  private expireStream(session: Session, principal: Principal): void {
+    if (session.streamExpiry) clearTimeout(session.streamExpiry);
+    const delay = Math.max(0, Math.min(principal.expiresAt - Date.now(), 2_147_483_647));
+    session.streamExpiry = setTimeout(() => session.transport.closeStandaloneSSEStream(), delay);
+    session.streamExpiry.unref();
+  }
+
+  async notifyToolsChanged(productId: string): Promise<void> {
+    await Promise.all(this.sessions.ofProduct(productId).map((s) => s.server.sendToolListChanged().catch(() => undefined)));
+  }
+
+  async close(): Promise<void> {
+    await this.sessions.closeAll();
+  }
+}
+
+function bearerOf(ctx: Ctx): string | undefined {
+  // RFC 6750 §2.1 only: tokens in the query string are never read (MCP authorization, "Token Requirements").
+  const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)[ ]*$/i.exec(ctx.get('authorization'));
+  return match?.[1];
+}
+
+function idOf(message: Record<string, any> | undefined): string | number | null {
+  const id = message?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+function sendJson(ctx: Ctx, status: number, body: unknown): void {
+  ctx.status = status;
+  ctx.type = 'application/json';
+  ctx.body = JSON.stringify(body);
+}
+
+/**
+ * Writes the transport's Response to Node. An SSE reply's head waits for its first event: if the
+ * pipeline decided a status for this call (403), the event's JSON-RPC message goes out as a plain
+ * JSON body with that status instead of a 200 stream.
+ */
+async function writeResponse(ctx: Ctx, response: Response, decision: HttpDecision): Promise<void> {
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => (headers[name] = value));
+  const isStream = (headers['content-type'] ?? '').startsWith('text/event-stream');
+  if (!response.body || !isStream) {
+    let text = response.body ? await response.text() : '';
+    // The transport's own refusals (406, 415, 409, 400 …) get the data.code and request_id every Portico error carries.
+    if (response.status >= 400 && text) text = withErrorData(text, response.status, ctx.state.requestId);
+    ctx.respond = false;
+    ctx.status = response.status;
+    ctx.res.writeHead(response.status, headers);
+    ctx.res.end(text);
+    return;
+  }
+
+  ctx.respond = false;
+  const res: ServerResponse = ctx.res;
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let closed = false;
+  res.on('close', () => {
+    closed = true;
+    void reader.cancel().catch(() => undefined);
+  });
+
+  // Hold the head until one whole event (or the end of the stream) has arrived.
+  let buffered = '';
+  let done = false;
+  while (!done && !/\n\n/.test(buffered.replace(/^:[^\n]*\n\n/gm, ''))) {
+    const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
+    if (chunk.done) done = true;
+    else buffered += decoder.decode(chunk.value, { stream: true });
+  }
+  if (closed) return;
+
+  if (decision.status && decision.status !== 200) {
+    const data = /^data: (.*)$/m.exec(buffered)?.[1];
+    void reader.cancel().catch(() => undefined);
+    ctx.status = decision.status;
+    res.writeHead(decision.status, { ...(decision.headers ?? {}), 'content-type': 'application/json', ...(headers['mcp-session-id'] ? { 'mcp-session-id': headers['mcp-session-id'] } : {}) });
+    res.end(data ?? '');
+    return;
+  }
+
+  ctx.status = response.status;
+  res.writeHead(response.status, headers);
+  if (buffered) res.write(buffered);
+  while (!done && !closed) {
+    const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
+    if (chunk.done) break;
+    res.write(chunk.value);
+  }
+  if (!closed) res.end();
+}
+
+const TRANSPORT_ERROR_CODES: Record<number, string> = { 400: 'invalid_request', 404: 'not_found', 405: 'method_not_allowed', 406: 'invalid_request', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type' };
+
+function withErrorData(text: string, status: number, requestId: string): string {
+  try {
+    const body = JSON.parse(text) as { error?: { data?: unknown } };
+    if (body.error && (body.error.data === undefined || typeof body.error.data !== 'object')) {
+      body.error.data = { code: TRANSPORT_ERROR_CODES[status] ?? (status >= 500 ? 'internal' : 'invalid_request'), request_id: requestId };
+      return JSON.stringify(body);
+    }
+  } catch {
+    // not JSON: pass it on as it is
+  }
+  return text;
+}

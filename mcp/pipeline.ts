@@ -1,0 +1,470 @@
+/**
+ * The trust pipeline (DESIGN.md §6): the one code path of every tools/call, resources/read and
+ * prompts/get, and the only caller of tool handlers, resource readers and prompt builders.
+ *
+ *   1. token → live grant for this product           authenticate()      401 invalid_token / connection_revoked
+ *   2. tool exists and its product is live           admitTool()         unknown_tool
+ *   3. grant's scopes ⊇ the tool's scope             admitTool()         403 insufficient_scope
+ *   4. arguments match the tool's schema             parseArguments()    invalid_arguments (names the field)
+ *      every `<entity>_id` argument is in the grant's tenant            403 forbidden_cross_tenant / not_found
+ *   5. destructive → a confirmation bound to connection + tool + argument hash, or elicitation
+ *   6. handler in one transaction with tenant-bound repositories; audit record in the same
+ *      transaction (success) or after the rollback (failure); no audit record, no effect.
+ *
+ * It knows nothing of HTTP or of the MCP SDK: the host hands it a principal and the message's
+ * parameters and turns what it returns or throws into the wire form.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Db, DbOrTrx } from '../db/connect.js';
+import { appendAudit, canonicalJson, sha256Hex, type AuditKind } from '../db/audit.js';
+import { authenticateBearer, touchConnection, type Principal } from '../db/grant_store.js';
+import { TenantScope } from '../db/tenant_scope.js';
+import type { Catalog, ProductDefinition, PromptDefinition, ResourceDefinition, ToolContext } from '../shared/catalog.js';
+import type { Config } from '../shared/config.js';
+import { AppError, toAppError } from '../shared/errors.js';
+import type { Logger } from '../shared/log.js';
+import type { Counter, Histogram, MetricsRegistry } from '../shared/metrics.js';
+import { consumeConfirmation, createConfirmation, CONFIRMATION_TTL_MS } from './confirmations.js';
+import { isToolResultError } from './errors.js';
+import { compilePromptArgs, compileTool, parseArguments, type CompiledTool } from './schemas.js';
+import { findTokenOwner } from './token_owner.js';
+
+export interface PipelineDeps {
+  db: Db;
+  config: Config;
+  catalog: Catalog;
+  log: Logger;
+  metrics: MetricsRegistry;
+  /** Whether a product's surface is live (midas is not, until it ships). */
+  isLive(productId: string): boolean;
+}
+
+export interface CallOptions {
+  /** Portico's request id (X-Request-Id), stored in the audit record and every error. */
+  requestId: string;
+  /** Aborted when the client cancels or the session closes. */
+  signal?: AbortSignal;
+  /** Present when the client declared elicitation: asks the person; resolves true when they confirmed. */
+  askPerson?: (message: string) => Promise<boolean>;
+}
+
+/** An MCP tools/call result. */
+export interface ToolResult {
+  [key: string]: unknown;
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+}
+
+export type PipelineMethod = 'tools/call' | 'resources/read' | 'prompts/get';
+
+interface Outcome<T> {
+  value: T;
+  outcome: string;
+}
+
+const METHOD_KIND: Record<PipelineMethod, AuditKind> = { 'tools/call': 'tool', 'resources/read': 'resource', 'prompts/get': 'prompt' };
+
+export class Pipeline {
+  private readonly tools = new Map<string, CompiledTool>();
+  private readonly promptSchemas = new Map<string, ReturnType<typeof compilePromptArgs>>();
+  private readonly calls: Counter;
+  private readonly durations: Histogram;
+
+  constructor(private readonly deps: PipelineDeps) {
+    for (const product of deps.catalog.products) {
+      for (const tool of product.tools) this.tools.set(tool.name, compileTool(product, tool));
+      for (const prompt of product.prompts) this.promptSchemas.set(prompt.name, compilePromptArgs(prompt));
+    }
+    this.calls = deps.metrics.counter('portico_mcp_calls_total', 'MCP tool calls, resource reads and prompt gets by product, kind and outcome');
+    this.durations = deps.metrics.histogram('portico_mcp_call_duration_seconds', 'Duration of MCP tool calls, resource reads and prompt gets by product, kind and outcome');
+  }
+
+  resourceOf(productId: string): string {
+    return `${this.deps.config.mcpUrl}/${productId}`;
+  }
+
+  compiled(toolName: string): CompiledTool | undefined {
+    return this.tools.get(toolName);
+  }
+
+  // ------------------------------------------------------------------ step 1
+
+  /** Token → live grant for exactly this product's resource (RFC 8707 audience). */
+  async authenticate(token: string | undefined, productId: string): Promise<Principal> {
+    if (!token) throw new AppError('invalid_token', 'a bearer token is required');
+    return authenticateBearer(this.deps.db, token, this.resourceOf(productId));
+  }
+
+  /**
+   * A call refused at step 1 is audited in the log of the tenant the token belongs to, when the
+   * token belongs to anyone (a token of another product, a revoked connection). Unknown tokens
+   * leave no record: anyone could otherwise fill a tenant's log.
+   */
+  async auditRefusedToken(token: string | undefined, productId: string, method: string, params: unknown, error: AppError, requestId: string): Promise<void> {
+    const kind = METHOD_KIND[method as PipelineMethod];
+    if (!token || !kind) return;
+    const owner = await findTokenOwner(this.deps.db, token);
+    if (!owner) return;
+    const { name, args } = describeCall(method as PipelineMethod, productId, params);
+    await this.auditAlone({
+      tenantId: owner.tenantId, userId: owner.userId, clientId: owner.clientId, connectionId: owner.connectionId, product: productId,
+      kind, name, args, outcome: error.code, durationMs: 0, requestId,
+    }, false);
+    this.count(productId, kind, error.code, 0);
+  }
+
+  // ------------------------------------------------------------------ steps 2-3
+
+  /** The tool, if it exists on this live product and the grant's scopes allow it. */
+  admitTool(productId: string, principal: Principal, name: string): CompiledTool {
+    const compiled = this.tools.get(name);
+    if (!compiled || compiled.product.id !== productId || !this.deps.isLive(productId)) {
+      throw new AppError('unknown_tool', `no tool named "${String(name).slice(0, 100)}" on this server`);
+    }
+    this.requireScope(principal, compiled.tool.scope);
+    return compiled;
+  }
+
+  private requireScope(principal: Principal, scope: string): void {
+    if (!principal.scopes.has(scope)) {
+      throw new AppError('insufficient_scope', `this connection lacks the scope ${scope}`, { details: { scope } });
+    }
+  }
+
+  /**
+   * Steps 2-3 for any pipeline method, before the message reaches the MCP SDK, so that the host
+   * can answer a refusal with its real HTTP status (403). A refusal is audited here, once.
+   */
+  async precheck(productId: string, principal: Principal, method: string, params: unknown, requestId: string): Promise<AppError | undefined> {
+    const kind = METHOD_KIND[method as PipelineMethod];
+    if (!kind) return undefined;
+    try {
+      const p = (params ?? {}) as Record<string, unknown>;
+      if (method === 'tools/call') this.admitTool(productId, principal, String(p.name ?? ''));
+      else if (method === 'resources/read') this.admitResource(productId, principal, String(p.uri ?? ''));
+      else this.admitPrompt(productId, principal, String(p.name ?? ''));
+      return undefined;
+    } catch (thrown) {
+      const error = toAppError(thrown);
+      const { name, args } = describeCall(method as PipelineMethod, productId, params);
+      await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, 0, requestId), true);
+      this.count(productId, kind, error.code, 0);
+      return error;
+    }
+  }
+
+  // ------------------------------------------------------------------ listings (filtered by scope)
+
+  visibleTools(productId: string, principal: Principal) {
+    const product = this.deps.catalog.product(productId);
+    if (!product || !this.deps.isLive(productId)) return [];
+    return product.tools
+      .filter((tool) => principal.scopes.has(tool.scope))
+      .map((tool) => {
+        const compiled = this.tools.get(tool.name)!;
+        return { name: tool.name, title: tool.title, description: tool.description, inputSchema: compiled.inputSchema, annotations: compiled.annotations };
+      });
+  }
+
+  visibleResourceTemplates(productId: string, principal: Principal) {
+    const product = this.deps.catalog.product(productId);
+    if (!product || !this.deps.isLive(productId)) return [];
+    return product.resources
+      .filter((resource) => principal.scopes.has(resource.scope))
+      .map((resource) => ({
+        uriTemplate: this.resourceUri(productId, resource.collection, '{id}'),
+        name: `${productId}.${resource.collection}`,
+        title: resource.title,
+        description: resource.description,
+        mimeType: resource.mimeType ?? 'application/json',
+      }));
+  }
+
+  visiblePrompts(productId: string, principal: Principal) {
+    const product = this.deps.catalog.product(productId);
+    if (!product || !this.deps.isLive(productId)) return [];
+    return product.prompts
+      .filter((prompt) => principal.scopes.has(prompt.scope))
+      .map((prompt) => ({
+        name: prompt.name,
+        title: prompt.title,
+        description: prompt.description,
+        arguments: Object.entries(prompt.args).map(([name, schema]) => ({
+          name,
+          description: (schema as { description?: string }).description,
+          required: !(schema as { isOptional(): boolean }).isOptional(),
+        })),
+      }));
+  }
+
+  resourceUri(productId: string, collection: string, id: string): string {
+    return `${this.deps.config.resourceUriScheme}://${productId}/${collection}/${id}`;
+  }
+
+  // ------------------------------------------------------------------ tools/call
+
+  async callTool(productId: string, principal: Principal, name: string, rawArgs: unknown, options: CallOptions): Promise<ToolResult> {
+    const started = performance.now();
+    const product = this.deps.catalog.product(productId)!;
+    let auditName = String(name).slice(0, 200);
+    try {
+      const { tool } = this.admitTool(productId, principal, name);
+      auditName = tool.name;
+      const args = parseArguments<Record<string, unknown>>(this.tools.get(tool.name)!.schema, rawArgs);
+      const { confirmed, ...toolArgs } = args;
+      let confirmedByPerson = false;
+
+      if (tool.destructive && options.askPerson) {
+        // Refuse a foreign or unknown reference before asking anyone to confirm anything.
+        await this.checkReferences(product, new TenantScope(this.deps.db, principal.tenant.id), toolArgs);
+        confirmedByPerson = await options.askPerson(this.confirmationSentence(tool.confirmation, toolArgs));
+        if (!confirmedByPerson) {
+          const result = errorResult('confirmation_declined', 'The person declined; nothing was changed.', {});
+          await this.auditAlone(this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'confirmation_declined', performance.now() - started, options.requestId), true);
+          this.count(productId, 'tool', 'confirmation_declined', performance.now() - started);
+          return result;
+        }
+      }
+
+      const { value, outcome } = await this.deps.db.transaction(async (trx): Promise<Outcome<ToolResult>> => {
+        const scope = new TenantScope(trx, principal.tenant.id);
+        await this.checkReferences(product, scope, toolArgs);
+        if (tool.destructive && !confirmedByPerson) {
+          const key = { connectionId: principal.connectionId, tool: tool.name, argsHash: sha256Hex(canonicalJson(toolArgs)) };
+          // `confirmed: true` without a matching pending confirmation is a first call (DESIGN.md §6 step 5).
+          const consumed = confirmed === true && (await consumeConfirmation(trx, key));
+          if (!consumed) {
+            const pending = await createConfirmation(trx, { ...key, tenantId: principal.tenant.id, userId: principal.user.id });
+            const result = this.confirmationResult(tool.name, tool.confirmation, toolArgs, pending.expiresAt);
+            await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'confirmation_required', performance.now() - started, options.requestId));
+            return { value: result, outcome: 'confirmation_required' };
+          }
+        }
+        const context = this.context(scope, product, principal, options);
+        const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, { ...context, signal }), options.signal);
+        await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId));
+        return { value: successResult(returned), outcome: 'ok' };
+      });
+      this.count(productId, 'tool', outcome, performance.now() - started);
+      return value;
+    } catch (thrown) {
+      const error = await this.failed(thrown, principal, productId, 'tool', auditName, rawArgs, started, options.requestId);
+      if (isToolResultError(error)) return errorResult(error.code, error.message, error.details ?? {});
+      throw error;
+    }
+  }
+
+  // ------------------------------------------------------------------ resources/read
+
+  private admitResource(productId: string, principal: Principal, uri: string): { resource: ResourceDefinition<any>; id: string } {
+    const product = this.deps.catalog.product(productId);
+    const parsed = this.parseResourceUri(uri);
+    const resource = parsed && parsed.product === productId && this.deps.isLive(productId) ? product?.resources.find((r) => r.collection === parsed.collection) : undefined;
+    if (!parsed || !resource) throw new AppError('not_found', `no resource ${String(uri).slice(0, 200)} on this server`);
+    this.requireScope(principal, resource.scope);
+    return { resource, id: parsed.id };
+  }
+
+  parseResourceUri(uri: string): { product: string; collection: string; id: string } | undefined {
+    const prefix = `${this.deps.config.resourceUriScheme}://`;
+    if (typeof uri !== 'string' || !uri.startsWith(prefix) || uri.length > 500) return undefined;
+    const match = /^([a-z][a-z0-9]*)\/([a-z][a-z0-9_]*)\/([^/?#]+)$/.exec(uri.slice(prefix.length));
+    return match ? { product: match[1], collection: match[2], id: match[3] } : undefined;
+  }
+
+  async readResource(productId: string, principal: Principal, uri: string, options: CallOptions) {
+    const started = performance.now();
+    const product = this.deps.catalog.product(productId)!;
+    const { name } = describeCall('resources/read', productId, { uri });
+    const args = { uri: String(uri).slice(0, 500) };
+    try {
+      const { resource, id } = this.admitResource(productId, principal, uri);
+      const value = await this.deps.db.transaction(async (trx) => {
+        const context = this.context(new TenantScope(trx, principal.tenant.id), product, principal, options);
+        const read = await this.withTimeout((signal) => callReader(resource, id, { ...context, signal }), options.signal);
+        await this.auditIn(trx, this.auditInput(principal, productId, 'resource', name, args, 'ok', performance.now() - started, options.requestId));
+        return read;
+      });
+      this.count(productId, 'resource', 'ok', performance.now() - started);
+      const mimeType = resource.mimeType ?? 'application/json';
+      return { contents: [{ uri, mimeType, text: typeof value === 'string' ? value : JSON.stringify(value) }] };
+    } catch (thrown) {
+      throw await this.failed(thrown, principal, productId, 'resource', name, args, started, options.requestId);
+    }
+  }
+
+  // ------------------------------------------------------------------ prompts/get
+
+  private admitPrompt(productId: string, principal: Principal, name: string): PromptDefinition<any, any> {
+    const prompt = this.deps.isLive(productId) ? this.deps.catalog.product(productId)?.prompts.find((p) => p.name === name) : undefined;
+    if (!prompt) throw new AppError('not_found', `no prompt named "${String(name).slice(0, 100)}" on this server`);
+    this.requireScope(principal, prompt.scope);
+    return prompt;
+  }
+
+  async getPrompt(productId: string, principal: Principal, name: string, rawArgs: unknown, options: CallOptions) {
+    const started = performance.now();
+    const product = this.deps.catalog.product(productId)!;
+    try {
+      const prompt = this.admitPrompt(productId, principal, name);
+      const args = parseArguments<Record<string, unknown>>(this.promptSchemas.get(prompt.name)!, rawArgs);
+      const messages = await this.deps.db.transaction(async (trx) => {
+        const scope = new TenantScope(trx, principal.tenant.id);
+        await this.checkReferences(product, scope, args);
+        const context = this.context(scope, product, principal, options);
+        const built = await this.withTimeout((signal) => callPrompt(prompt, args, { ...context, signal }), options.signal);
+        await this.auditIn(trx, this.auditInput(principal, productId, 'prompt', prompt.name, args, 'ok', performance.now() - started, options.requestId));
+        return built;
+      });
+      this.count(productId, 'prompt', 'ok', performance.now() - started);
+      return { description: prompt.description, messages };
+    } catch (thrown) {
+      throw await this.failed(thrown, principal, productId, 'prompt', String(name).slice(0, 200), rawArgs, started, options.requestId);
+    }
+  }
+
+  // ------------------------------------------------------------------ shared steps
+
+  /** Step 4b: every `<entity>_id` argument names a record of the grant's tenant. */
+  private async checkReferences(product: ProductDefinition<any>, scope: TenantScope, args: Record<string, unknown>): Promise<void> {
+    for (const [key, value] of Object.entries(args)) {
+      if (!key.endsWith('_id') || typeof value !== 'string') continue;
+      const entity = key.slice(0, -3);
+      const table = product.entities?.[entity];
+      if (table) await scope.require(table, value, entity.replace(/_/g, ' '));
+    }
+  }
+
+  private context(scope: TenantScope, product: ProductDefinition<any>, principal: Principal, options: CallOptions): ToolContext<unknown> {
+    return {
+      repos: product.repositories ? product.repositories(scope) : scope,
+      tenant: principal.tenant,
+      user: principal.user,
+      connection: { id: principal.connectionId, clientId: principal.clientId, scopes: principal.scopes },
+      requestId: options.requestId,
+      resourceUri: (collection, id) => this.resourceUri(product.id, collection, id),
+      signal: options.signal ?? new AbortController().signal,
+    };
+  }
+
+  /** Runs `work` under the tool time-out; the signal tells it to stop when time is up or the client left. */
+  private async withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
+    const controller = new AbortController();
+    const ms = this.deps.config.toolTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const stop = new Promise<never>((_, reject) => {
+      const abort = (error: AppError) => {
+        controller.abort(error);
+        reject(error);
+      };
+      timer = setTimeout(() => abort(new AppError('timeout', `the call took longer than ${ms} ms and was stopped; nothing was changed`)), ms);
+      if (outer?.aborted) abort(new AppError('timeout', 'the request was cancelled; nothing was changed'));
+      outer?.addEventListener('abort', () => abort(new AppError('timeout', 'the request was cancelled; nothing was changed')), { once: true });
+    });
+    stop.catch(() => undefined);
+    try {
+      return await Promise.race([work(controller.signal), stop]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private confirmationSentence(template: string | undefined, args: Record<string, unknown>): string {
+    const text = (template ?? 'This action cannot be undone.').replace(/\{([a-z_]+)\}/g, (whole, key: string) =>
+      args[key] === undefined ? whole : String(args[key]).slice(0, 200));
+    return text;
+  }
+
+  private confirmationResult(toolName: string, template: string | undefined, args: Record<string, unknown>, expiresAt: number): ToolResult {
+    const sentence = this.confirmationSentence(template, args);
+    const minutes = Math.round(CONFIRMATION_TTL_MS / 60_000);
+    const message =
+      `Confirmation required: ${sentence} Nothing has been changed yet. Show this to the person; if they agree, ` +
+      `call ${toolName} again with the same arguments plus "confirmed": true within ${minutes} minutes.`;
+    return errorResult('confirmation_required', message, {
+      will_destroy: sentence,
+      confirm_with: { tool: toolName, arguments: { ...args, confirmed: true } },
+      expires_at: new Date(expiresAt).toISOString(),
+    });
+  }
+
+  private auditInput(principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, outcome: string, durationMs: number, requestId: string) {
+    return {
+      tenantId: principal.tenant.id, userId: principal.user.id, clientId: principal.clientId, connectionId: principal.connectionId, product: productId,
+      kind, name, args, outcome, durationMs: Math.round(durationMs), requestId,
+    };
+  }
+
+  /** The audit record of a call, inside the call's own transaction, with the connection's use. */
+  private async auditIn(trx: DbOrTrx, input: Parameters<typeof appendAudit>[1]): Promise<void> {
+    await appendAudit(trx, input);
+    if (input.connectionId) await touchConnection(trx, input.connectionId);
+  }
+
+  /** The audit record of a refused or failed call, in a transaction of its own (after any rollback). */
+  private async auditAlone(input: Parameters<typeof appendAudit>[1], touch: boolean): Promise<void> {
+    await this.deps.db.transaction(async (trx) => {
+      await appendAudit(trx, input);
+      if (touch && input.connectionId) await touchConnection(trx, input.connectionId);
+    });
+  }
+
+  /**
+   * A call failed and its transaction rolled back: record the outcome, then report it. If even
+   * that record cannot be written, the call fails as `internal` (nothing it did persists).
+   */
+  private async failed(thrown: unknown, principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, started: number, requestId: string): Promise<AppError> {
+    const error = toAppError(thrown);
+    if (!error.expose) this.deps.log.error('mcp call failed', { request_id: requestId, product: productId, kind, name, err: thrown });
+    const duration = performance.now() - started;
+    try {
+      await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, duration, requestId), true);
+    } catch (auditError) {
+      this.deps.log.error('audit write failed', { request_id: requestId, product: productId, kind, name, err: auditError });
+      this.count(productId, kind, 'internal', duration);
+      return new AppError('internal', 'internal error', { cause: auditError });
+    }
+    this.count(productId, kind, error.code, duration);
+    return error;
+  }
+
+  private count(product: string, kind: AuditKind, outcome: string, durationMs: number): void {
+    this.calls.inc({ product, kind, outcome });
+    this.durations.observe({ product, kind, outcome }, durationMs / 1000);
+  }
+}
+
+/** What a refused call is audited as: the tool or prompt name, or the resource's collection. */
+function describeCall(method: PipelineMethod, productId: string, params: unknown): { name: string; args: unknown } {
+  const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
+  if (method === 'resources/read') {
+    const uri = String(p.uri ?? '').slice(0, 500);
+    const collection = /^[^:]+:\/\/[a-z0-9]+\/([a-z][a-z0-9_]*)\//.exec(uri)?.[1];
+    return { name: collection ? `${productId}.${collection}` : `${productId}.resource`, args: { uri } };
+  }
+  return { name: String(p.name ?? '').slice(0, 200) || method, args: p.arguments };
+}
+
+// The three call sites of product code. Handlers are invoked here and nowhere else.
+function callHandler(handler: (args: any, context: ToolContext<any>) => Promise<unknown>, args: Record<string, unknown>, context: ToolContext<unknown>) {
+  return handler(args, context);
+}
+
+function callReader(resource: ResourceDefinition<any>, id: string, context: ToolContext<unknown>) {
+  return resource.read(id, context);
+}
+
+function callPrompt(prompt: PromptDefinition<any, any>, args: Record<string, unknown>, context: ToolContext<unknown>) {
+  return prompt.get(args, context);
+}
+
+function successResult(value: unknown): ToolResult {
+  const structured = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value ?? null };
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+function errorResult(code: string, message: string, extra: Record<string, unknown>): ToolResult {
+  const structured = { code, message, ...extra };
+  return { content: [{ type: 'text', text: message }], structuredContent: structured, isError: true };
+}

@@ -1,0 +1,89 @@
+/**
+ * Deterministic document analysis: the same text always gives the same result, with no model
+ * and no network. Counts, reading time (238 words per minute, the adult silent-reading average),
+ * Markdown or underlined headings, key terms by frequency without stop words, links, e-mail
+ * addresses and dates in ISO, day-month-year and month-name forms.
+ */
+const WORDS_PER_MINUTE = 238;
+const MAX_LISTED = 50;
+
+const STOP_WORDS = new Set(
+  ('a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down ' +
+    'during each few for from further had has have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself ' +
+    'no nor not now of off on once only or other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there ' +
+    'these they this those through to too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves ' +
+    'also may might must shall us via per etc').split(' '),
+);
+
+const MONTHS = 'january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec';
+
+export interface DocumentAnalysis {
+  characters: number;
+  words: number;
+  sentences: number;
+  paragraphs: number;
+  reading_time_minutes: number;
+  headings: Array<{ level: number; text: string }>;
+  key_terms: Array<{ term: string; count: number }>;
+  links: string[];
+  email_addresses: string[];
+  dates: string[];
+}
+
+function unique(values: Iterable<string>): string[] {
+  return [...new Set(values)].slice(0, MAX_LISTED);
+}
+
+export function analyzeText(text: string): DocumentAnalysis {
+  const normalised = text.replace(/\r\n?/g, '\n');
+  const lines = normalised.split('\n');
+
+  const headings: DocumentAnalysis['headings'] = [];
+  lines.forEach((line, i) => {
+    const atx = /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
+    if (atx) headings.push({ level: atx[1].length, text: atx[2] });
+    else if (i > 0 && lines[i - 1].trim() && /^(=+|-+)\s*$/.test(line) && line.trim().length >= 3) {
+      headings.push({ level: line.trim().startsWith('=') ? 1 : 2, text: lines[i - 1].trim() });
+    }
+  });
+
+  const links = unique(normalised.match(/\bhttps?:\/\/[^\s<>()"'\]]+[^\s<>()"'\].,;:!?]/g) ?? []);
+  const emails = unique((normalised.match(/\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g) ?? []).map((e) => e.toLowerCase()));
+  const datePattern = new RegExp(
+    `\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b\\d{1,2}[./]\\d{1,2}[./]\\d{4}\\b|\\b\\d{1,2}\\s+(?:${MONTHS})\\.?\\s+\\d{4}\\b|\\b(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}\\b`,
+    'gi',
+  );
+  const dates = unique(normalised.match(datePattern) ?? []);
+
+  // Words: letters or digits with inner apostrophes or hyphens; links and addresses are not prose.
+  const prose = normalised.replace(/\bhttps?:\/\/\S+/g, ' ').replace(/\S+@\S+/g, ' ').replace(/^#{1,6}\s+/gm, '');
+  const words = prose.match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? [];
+  const body = prose.replace(/^(=+|-+)\s*$/gm, '').trim();
+  const sentences = body ? body.split(/(?<=[.!?])\s+|\n{2,}/).filter((s) => /[\p{L}\p{N}]/u.test(s)).length : 0;
+  const paragraphs = normalised.split(/\n\s*\n/).filter((p) => p.trim()).length;
+
+  const counts = new Map<string, number>();
+  for (const word of words) {
+    const term = word.toLowerCase().replace(/’/g, "'");
+    if (term.length < 3 || STOP_WORDS.has(term) || /^\d+$/.test(term)) continue;
+    counts.set(term, (counts.get(term) ?? 0) + 1);
+  }
+  const key_terms = [...counts.entries()]
+    .filter(([, count]) => count >= 2 || counts.size <= 10)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .slice(0, 10)
+    .map(([term, count]) => ({ term, count }));
+
+  return {
+    characters: normalised.length,
+    words: words.length,
+    sentences,
+    paragraphs,
+    reading_time_minutes: words.length ? Math.max(1, Math.ceil(words.length / WORDS_PER_MINUTE)) : 0,
+    headings: headings.slice(0, MAX_LISTED),
+    key_terms,
+    links,
+    email_addresses: emails,
+    dates,
+  };
+}

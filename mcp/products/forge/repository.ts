@@ -1,0 +1,153 @@
+/**
+ * forge's tenant-bound repositories. Every query goes through the TenantScope the pipeline built
+ * for this call, inside the call's transaction; nothing here takes a tenant id.
+ */
+import type { TenantScope } from '../../../db/tenant_scope.js';
+import { AppError } from '../../../shared/errors.js';
+
+export interface DbConversationRow {
+  id: string;
+  tenant_id: string;
+  title: string;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DbMessageRow {
+  id: string;
+  tenant_id: string;
+  conversation_id: string;
+  role: 'user' | 'assistant' | 'system';
+  content: string;
+  author_id: string | null;
+  created_at: number;
+}
+
+export interface DbContentRow {
+  id: string;
+  tenant_id: string;
+  kind: string;
+  title: string;
+  body: string;
+  status: 'draft' | 'published';
+  created_by: string | null;
+  created_at: number;
+}
+
+export interface DbDocumentRow {
+  id: string;
+  tenant_id: string;
+  title: string;
+  media_type: 'text/plain' | 'text/markdown';
+  text: string;
+  size_bytes: number;
+  created_by: string | null;
+  created_at: number;
+}
+
+export interface PageRequest {
+  limit: number;
+  cursor?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  next_cursor: string | null;
+}
+
+/** Newest first by (time column, id): a keyset cursor, stable while rows are added. */
+async function newestFirst<Row extends { id: string }>(
+  query: import('knex').Knex.QueryBuilder,
+  table: string,
+  column: string,
+  page: PageRequest,
+  keyOf: (row: Row) => number,
+): Promise<Page<Row>> {
+  if (page.cursor) {
+    const after = decodeCursor(page.cursor);
+    query.where((q) => q.where(`${table}.${column}`, '<', after.at).orWhere((same) => same.where(`${table}.${column}`, after.at).andWhere(`${table}.id`, '<', after.id)));
+  }
+  const rows = (await query.orderBy([{ column: `${table}.${column}`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(page.limit + 1)) as Row[];
+  const items = rows.slice(0, page.limit);
+  const last = items.at(-1);
+  return { items, next_cursor: rows.length > page.limit && last ? Buffer.from(JSON.stringify([keyOf(last), last.id])).toString('base64url') : null };
+}
+
+function decodeCursor(cursor: string): { at: number; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof at === 'number' && Number.isSafeInteger(at) && typeof id === 'string' && id.length <= 36) return { at, id };
+  } catch {
+    // any undecodable cursor is answered below
+  }
+  throw new AppError('invalid_arguments', 'cursor: not a cursor this tool returned', { details: { field: 'cursor' } });
+}
+
+export function forgeRepositories(scope: TenantScope) {
+  const now = () => Date.now();
+  /** Inserts a row stamped with the tenant and a new id. */
+  const insert = <Row extends { id: string; tenant_id: string }>(table: string, row: Omit<Row, 'id' | 'tenant_id'>): Promise<Row> =>
+    scope.insert<Omit<Row, 'id' | 'tenant_id'> & { id?: string }>(table, row as Omit<Row, 'id' | 'tenant_id'> & { id?: string }) as Promise<Row>;
+  return {
+    conversations: {
+      list: (page: PageRequest) => newestFirst<DbConversationRow>(scope.from('forge_conversations'), 'forge_conversations', 'updated_at', page, (r) => r.updated_at),
+      require: (id: string) => scope.require<DbConversationRow>('forge_conversations', id, 'conversation'),
+      async create(input: { title: string; createdBy: string }): Promise<DbConversationRow> {
+        const at = now();
+        return insert<DbConversationRow>('forge_conversations', { title: input.title, created_by: input.createdBy, created_at: at, updated_at: at });
+      },
+      async touch(id: string): Promise<void> {
+        await scope.update('forge_conversations', id, { updated_at: now() });
+      },
+      async delete(id: string): Promise<number> {
+        // Messages go with their conversation (ON DELETE CASCADE); deleted explicitly too, so the
+        // count is reported and SQLite without foreign keys would behave the same.
+        await scope.from('forge_messages').where('forge_messages.conversation_id', id).delete();
+        return scope.delete('forge_conversations', id);
+      },
+      messageCount: async (id: string): Promise<number> => {
+        const row = await scope.from('forge_messages').where('forge_messages.conversation_id', id).count({ n: '*' }).first();
+        return Number(row?.n ?? 0);
+      },
+      counts: async (ids: string[]): Promise<Map<string, number>> => {
+        if (!ids.length) return new Map();
+        const rows = (await scope.from('forge_messages').whereIn('forge_messages.conversation_id', ids).groupBy('forge_messages.conversation_id')
+          .select('forge_messages.conversation_id as id').count({ n: '*' })) as Array<{ id: string; n: number | string }>;
+        return new Map(rows.map((r) => [r.id, Number(r.n)]));
+      },
+    },
+    messages: {
+      of: (conversationId: string, limit: number) =>
+        scope.from<DbMessageRow>('forge_messages').where('forge_messages.conversation_id', conversationId)
+          .orderBy([{ column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }]).limit(limit) as Promise<DbMessageRow[]>,
+      async add(input: { conversationId: string; role: DbMessageRow['role']; content: string; authorId: string | null; at?: number }): Promise<DbMessageRow> {
+        return insert<DbMessageRow>('forge_messages', {
+          conversation_id: input.conversationId, role: input.role, content: input.content, author_id: input.authorId, created_at: input.at ?? now(),
+        });
+      },
+    },
+    content: {
+      list: (page: PageRequest & { kind?: string; status?: string }) => {
+        const query = scope.from('forge_content');
+        if (page.kind) query.where('forge_content.kind', page.kind);
+        if (page.status) query.where('forge_content.status', page.status);
+        return newestFirst<DbContentRow>(query, 'forge_content', 'created_at', page, (r) => r.created_at);
+      },
+      async create(input: Omit<DbContentRow, 'id' | 'tenant_id' | 'created_at'>): Promise<DbContentRow> {
+        return insert<DbContentRow>('forge_content', { ...input, created_at: now() });
+      },
+    },
+    documents: {
+      require: (id: string) => scope.require<DbDocumentRow>('forge_documents', id, 'document'),
+      async create(input: { title: string; mediaType: DbDocumentRow['media_type']; text: string; createdBy: string }): Promise<DbDocumentRow> {
+        return insert<DbDocumentRow>('forge_documents', {
+          title: input.title, media_type: input.mediaType, text: input.text, size_bytes: Buffer.byteLength(input.text, 'utf8'),
+          created_by: input.createdBy, created_at: now(),
+        });
+      },
+    },
+  };
+}
+
+export type ForgeRepositories = ReturnType<typeof forgeRepositories>;

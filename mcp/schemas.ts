@@ -1,0 +1,48 @@
+/**
+ * What the model sees of each tool, compiled once from the catalog: the strict zod object that
+ * validates arguments and the JSON Schema published in tools/list and list_tools. Destructive
+ * tools get `confirmed` added here, so no product declares it (SPEC.md part 2: every destructive
+ * tool accepts `confirmed`).
+ */
+import { z } from 'zod';
+import { annotationsOf, type ProductDefinition, type PromptDefinition, type ToolDefinition } from '../shared/catalog.js';
+import { AppError } from '../shared/errors.js';
+
+export const CONFIRMED_DESCRIPTION =
+  'Set to true only when repeating this exact call after a person confirmed the action that the first call described (code confirmation_required).';
+
+export interface CompiledTool {
+  product: ProductDefinition<any>;
+  tool: ToolDefinition<any, any>;
+  schema: z.ZodObject<any>;
+  /** JSON Schema of the input, as MCP tools/list and the public list_tools show it. */
+  inputSchema: Record<string, unknown> & { type: 'object' };
+  annotations: ReturnType<typeof annotationsOf>;
+}
+
+export function compileTool(product: ProductDefinition<any>, tool: ToolDefinition<any, any>): CompiledTool {
+  const shape = tool.destructive ? { ...tool.input, confirmed: z.boolean().optional().describe(CONFIRMED_DESCRIPTION) } : { ...tool.input };
+  // Strict: an unknown field is a mistake worth naming, not something to drop silently (checklist I7).
+  const schema = z.strictObject(shape);
+  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return { product, tool, schema, inputSchema: inputSchema as CompiledTool['inputSchema'], annotations: annotationsOf(tool) };
+}
+
+export function compilePromptArgs(prompt: PromptDefinition<any, any>): z.ZodObject<any> {
+  return z.strictObject({ ...prompt.args });
+}
+
+/** Parses arguments or throws invalid_arguments naming the first offending field. */
+export function parseArguments<T>(schema: z.ZodType<T>, raw: unknown): T {
+  const result = schema.safeParse(raw ?? {});
+  if (result.success) return result.data;
+  const issues = result.error.issues.slice(0, 10).map((issue) => {
+    const keys = issue.code === 'unrecognized_keys' ? (issue as { keys: string[] }).keys : [];
+    const path = [...issue.path.map(String), ...keys.slice(0, 1)];
+    const field = path.join('.') || '(arguments)';
+    const message = issue.code === 'unrecognized_keys' ? 'is not an argument of this tool' : issue.message;
+    return { field, message };
+  });
+  const first = issues[0] ?? { field: '(arguments)', message: 'invalid' };
+  throw new AppError('invalid_arguments', `invalid arguments: ${first.field}: ${first.message}`, { details: { field: first.field, issues } });
+}

@@ -1,0 +1,88 @@
+/**
+ * Live MCP sessions of this instance. A session belongs to the connection (grant) and the user
+ * that initialised it; a session id presented with anyone else's token is treated as unknown
+ * (404), never served (MCP security best practices, "Session Hijacking"). Sessions end on idle
+ * time-out, on revocation of their connection, when the connection opens more than the cap
+ * (the least recently used goes), and on shutdown.
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+
+export interface Session {
+  id: string;
+  product: string;
+  connectionId: string;
+  userId: string;
+  server: Server;
+  transport: WebStandardStreamableHTTPServerTransport;
+  lastActiveAt: number;
+  /** Closes the standalone GET stream when the token it was opened with expires. */
+  streamExpiry?: NodeJS.Timeout;
+}
+
+export class SessionRegistry {
+  private readonly sessions = new Map<string, Session>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly options: { idleMs: number; maxPerConnection: number }) {
+    this.sweeper = setInterval(() => this.closeIdle(), Math.max(250, Math.min(options.idleMs / 4, 60_000)));
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  /** The session, only if it belongs to this connection, user and product. */
+  find(id: string, owner: { product: string; connectionId: string; userId: string }): Session | undefined {
+    const session = this.sessions.get(id);
+    if (!session || session.product !== owner.product || session.connectionId !== owner.connectionId || session.userId !== owner.userId) return undefined;
+    session.lastActiveAt = Date.now();
+    return session;
+  }
+
+  /** Registers a new session; over the cap, the connection's least recently used session is closed. */
+  add(session: Session): void {
+    this.sessions.set(session.id, session);
+    const mine = [...this.sessions.values()].filter((s) => s.connectionId === session.connectionId).sort((a, b) => a.lastActiveAt - b.lastActiveAt);
+    for (const old of mine.slice(0, Math.max(0, mine.length - this.options.maxPerConnection))) void this.close(old.id);
+  }
+
+  forget(id: string): void {
+    const session = this.sessions.get(id);
+    if (session?.streamExpiry) clearTimeout(session.streamExpiry);
+    this.sessions.delete(id);
+  }
+
+  async close(id: string): Promise<void> {
+    const session = this.sessions.get(id);
+    if (!session) return;
+    this.forget(id);
+    await session.server.close().catch(() => undefined);
+  }
+
+  async closeConnection(connectionId: string): Promise<void> {
+    await Promise.all([...this.sessions.values()].filter((s) => s.connectionId === connectionId).map((s) => this.close(s.id)));
+  }
+
+  ofProduct(product: string): Session[] {
+    return [...this.sessions.values()].filter((s) => s.product === product);
+  }
+
+  countOf(connectionId: string): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.connectionId === connectionId) n += 1;
+    return n;
+  }
+
+  private closeIdle(now = Date.now()): void {
+    for (const session of this.sessions.values()) {
+      if (now - session.lastActiveAt > this.options.idleMs) void this.close(session.id);
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all([...this.sessions.keys()].map((id) => this.close(id)));
+  }
+}
