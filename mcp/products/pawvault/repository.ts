@@ -1,0 +1,268 @@
+/**
+ * pawvault's data: a household's pets (the household is the tenant) and their health records:
+ * vaccinations with the date the next dose is due, vet visits and medications. Dates are
+ * calendar dates, stored as UTC midnight in epoch milliseconds.
+ */
+import { AppError } from '../../../shared/errors.js';
+import type { TenantScope } from '../../../db/tenant_scope.js';
+import { DAY_MS, iso, msToDate, pageOf, type NewRow, type Page } from '../common.js';
+
+export const SPECIES = ['dog', 'cat', 'rabbit', 'bird', 'reptile', 'other'] as const;
+export const SEXES = ['female', 'male', 'unknown'] as const;
+export type Species = (typeof SPECIES)[number];
+export type Sex = (typeof SEXES)[number];
+
+export interface DbPetRow {
+  id: string;
+  tenant_id: string;
+  name: string;
+  species: Species;
+  breed: string | null;
+  sex: Sex | null;
+  birth_date: number | null;
+  microchip_number: string | null;
+  weight_kg: number | null;
+  notes: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface DbVaccinationRow {
+  id: string;
+  tenant_id: string;
+  pet_id: string;
+  vaccine: string;
+  administered_on: number;
+  due_on: number | null;
+  clinic: string | null;
+  notes: string | null;
+  created_at: number;
+}
+
+export interface DbVisitRow {
+  id: string;
+  tenant_id: string;
+  pet_id: string;
+  visited_on: number;
+  clinic: string | null;
+  reason: string;
+  outcome: string | null;
+  cost_cents: number | null;
+  created_at: number;
+}
+
+export interface DbMedicationRow {
+  id: string;
+  tenant_id: string;
+  pet_id: string;
+  name: string;
+  dosage: string;
+  frequency: string;
+  start_date: number;
+  end_date: number | null;
+  notes: string | null;
+  created_at: number;
+}
+
+const PETS = 'pawvault_pets';
+const VACCINATIONS = 'pawvault_vaccinations';
+const VISITS = 'pawvault_visits';
+const MEDICATIONS = 'pawvault_medications';
+
+/** Whole years between two calendar dates (birthday not yet reached this year → one less). */
+export function ageInYears(birth: number, today: number): number {
+  const b = new Date(birth);
+  const t = new Date(today);
+  const years = t.getUTCFullYear() - b.getUTCFullYear();
+  const beforeBirthday = t.getUTCMonth() < b.getUTCMonth() || (t.getUTCMonth() === b.getUTCMonth() && t.getUTCDate() < b.getUTCDate());
+  return Math.max(0, years - (beforeBirthday ? 1 : 0));
+}
+
+export function today(now = Date.now()): number {
+  return Math.floor(now / DAY_MS) * DAY_MS;
+}
+
+export function petView(row: DbPetRow, on = today()) {
+  return {
+    id: row.id,
+    name: row.name,
+    species: row.species,
+    breed: row.breed,
+    sex: row.sex,
+    birth_date: msToDate(row.birth_date),
+    age_years: row.birth_date === null ? null : ageInYears(row.birth_date, on),
+    microchip_number: row.microchip_number,
+    weight_kg: row.weight_kg,
+    notes: row.notes,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+  };
+}
+
+export function vaccinationView(row: DbVaccinationRow) {
+  return { id: row.id, pet_id: row.pet_id, vaccine: row.vaccine, administered_on: msToDate(row.administered_on), due_on: msToDate(row.due_on), clinic: row.clinic, notes: row.notes };
+}
+
+export function visitView(row: DbVisitRow) {
+  return { id: row.id, pet_id: row.pet_id, visited_on: msToDate(row.visited_on), clinic: row.clinic, reason: row.reason, outcome: row.outcome, cost_cents: row.cost_cents };
+}
+
+export function medicationView(row: DbMedicationRow, on = today()) {
+  return {
+    id: row.id, pet_id: row.pet_id, name: row.name, dosage: row.dosage, frequency: row.frequency,
+    start_date: msToDate(row.start_date), end_date: msToDate(row.end_date), notes: row.notes,
+    active: row.start_date <= on && (row.end_date === null || row.end_date >= on),
+  };
+}
+
+export type PetView = ReturnType<typeof petView>;
+
+export interface PetFields {
+  name?: string;
+  species?: Species;
+  breed?: string | null;
+  sex?: Sex | null;
+  birth_date?: number | null;
+  microchip_number?: string | null;
+  weight_kg?: number | null;
+  notes?: string | null;
+}
+
+export function pawvaultRepository(scope: TenantScope) {
+  const requirePet = (rawId: string) => scope.require<DbPetRow>(PETS, rawId, 'pet');
+  const ofPet = <Row>(table: string, petId: string, dateColumn: string, limit: number) =>
+    scope.from(table).where(`${table}.pet_id`, petId).orderBy([{ column: dateColumn, order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit) as Promise<Row[]>;
+
+  async function records(pet: DbPetRow, limit: number, kinds: ReadonlyArray<'vaccinations' | 'visits' | 'medications'> = ['vaccinations', 'visits', 'medications']) {
+    const on = today();
+    return {
+      ...(kinds.includes('vaccinations') ? { vaccinations: (await ofPet<DbVaccinationRow>(VACCINATIONS, pet.id, 'administered_on', limit)).map(vaccinationView) } : {}),
+      ...(kinds.includes('visits') ? { visits: (await ofPet<DbVisitRow>(VISITS, pet.id, 'visited_on', limit)).map(visitView) } : {}),
+      ...(kinds.includes('medications') ? { medications: (await ofPet<DbMedicationRow>(MEDICATIONS, pet.id, 'start_date', limit)).map((m) => medicationView(m, on)) } : {}),
+    };
+  }
+
+  const countOf = async (table: string, petId: string) =>
+    Number(((await scope.from(table).where(`${table}.pet_id`, petId).count({ n: '*' }).first()) as { n: number | string } | undefined)?.n ?? 0);
+
+  return {
+    pets: {
+      async list(filter: { species?: Species; limit?: number; cursor?: string }): Promise<Page<PetView>> {
+        const query = scope.from(PETS);
+        if (filter.species) query.where(`${PETS}.species`, filter.species);
+        const page = await pageOf<DbPetRow>(query, PETS, filter);
+        const on = today();
+        return { items: page.items.map((row) => petView(row, on)), next_cursor: page.next_cursor };
+      },
+
+      async get(rawId: string, recordLimit = 20) {
+        const pet = await requirePet(rawId);
+        return { ...petView(pet), ...(await records(pet, recordLimit)) };
+      },
+
+      async add(input: PetFields & { name: string; species: Species }) {
+        const now = Date.now();
+        const row = await scope.insert<NewRow<DbPetRow>>(PETS, {
+          name: input.name, species: input.species, breed: input.breed ?? null, sex: input.sex ?? null, birth_date: input.birth_date ?? null,
+          microchip_number: input.microchip_number ?? null, weight_kg: input.weight_kg ?? null, notes: input.notes ?? null, created_at: now, updated_at: now,
+        });
+        return petView(row);
+      },
+
+      async update(rawId: string, patch: PetFields) {
+        const pet = await requirePet(rawId);
+        const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
+        if (Object.keys(changes).length) await scope.update(PETS, pet.id, { ...changes, updated_at: Date.now() });
+        return petView((await scope.from<DbPetRow>(PETS).where(`${PETS}.id`, pet.id).first())!);
+      },
+
+      /** Removes the pet and every health record of it. */
+      async delete(rawId: string) {
+        const pet = await requirePet(rawId);
+        const removed = {
+          vaccinations: await scope.from(VACCINATIONS).where(`${VACCINATIONS}.pet_id`, pet.id).delete(),
+          visits: await scope.from(VISITS).where(`${VISITS}.pet_id`, pet.id).delete(),
+          medications: await scope.from(MEDICATIONS).where(`${MEDICATIONS}.pet_id`, pet.id).delete(),
+        };
+        await scope.delete(PETS, pet.id);
+        return { id: pet.id, name: pet.name, deleted: true, records_deleted: removed };
+      },
+
+      counts: async (petId: string) => ({
+        vaccinations: await countOf(VACCINATIONS, petId), visits: await countOf(VISITS, petId), medications: await countOf(MEDICATIONS, petId),
+      }),
+    },
+
+    health: {
+      async list(rawPetId: string, filter: { kind?: 'vaccinations' | 'visits' | 'medications'; limit: number }) {
+        const pet = await requirePet(rawPetId);
+        return { pet: { id: pet.id, name: pet.name, species: pet.species }, ...(await records(pet, filter.limit, filter.kind ? [filter.kind] : undefined)) };
+      },
+
+      async recordVaccination(rawPetId: string, input: { vaccine: string; administered_on: number; due_on?: number; clinic?: string; notes?: string }) {
+        const pet = await requirePet(rawPetId);
+        if (input.due_on !== undefined && input.due_on <= input.administered_on) {
+          throw new AppError('invalid_arguments', 'due_on: must be after administered_on', { details: { field: 'due_on' } });
+        }
+        if (input.administered_on > today()) throw new AppError('invalid_arguments', 'administered_on: cannot be in the future', { details: { field: 'administered_on' } });
+        const row = await scope.insert<NewRow<DbVaccinationRow>>(VACCINATIONS, {
+          pet_id: pet.id, vaccine: input.vaccine, administered_on: input.administered_on, due_on: input.due_on ?? null,
+          clinic: input.clinic ?? null, notes: input.notes ?? null, created_at: Date.now(),
+        });
+        return vaccinationView(row);
+      },
+
+      async recordVisit(rawPetId: string, input: { visited_on: number; reason: string; clinic?: string; outcome?: string; cost_cents?: number }) {
+        const pet = await requirePet(rawPetId);
+        const row = await scope.insert<NewRow<DbVisitRow>>(VISITS, {
+          pet_id: pet.id, visited_on: input.visited_on, reason: input.reason, clinic: input.clinic ?? null, outcome: input.outcome ?? null,
+          cost_cents: input.cost_cents ?? null, created_at: Date.now(),
+        });
+        return visitView(row);
+      },
+
+      async addMedication(rawPetId: string, input: { name: string; dosage: string; frequency: string; start_date: number; end_date?: number; notes?: string }) {
+        const pet = await requirePet(rawPetId);
+        if (input.end_date !== undefined && input.end_date < input.start_date) {
+          throw new AppError('invalid_arguments', 'end_date: must not be before start_date', { details: { field: 'end_date' } });
+        }
+        const row = await scope.insert<NewRow<DbMedicationRow>>(MEDICATIONS, {
+          pet_id: pet.id, name: input.name, dosage: input.dosage, frequency: input.frequency, start_date: input.start_date,
+          end_date: input.end_date ?? null, notes: input.notes ?? null, created_at: Date.now(),
+        });
+        return medicationView(row);
+      },
+
+      /**
+       * Vaccinations whose next dose is due within `withinDays` of `on`, or overdue. Only the latest
+       * dose of each vaccine for each pet counts: a booster given since replaces the earlier due date.
+       */
+      async dueVaccinations(filter: { within_days: number; pet_id?: string; include_overdue: boolean }, on = today()) {
+        const query = scope.from(VACCINATIONS).join(PETS, `${PETS}.id`, `${VACCINATIONS}.pet_id`)
+          .select(`${VACCINATIONS}.*`, `${PETS}.name as pet_name`, `${PETS}.species as species`)
+          .orderBy([{ column: `${VACCINATIONS}.administered_on`, order: 'desc' }, { column: `${VACCINATIONS}.created_at`, order: 'desc' }]);
+        if (filter.pet_id) query.where(`${VACCINATIONS}.pet_id`, (await requirePet(filter.pet_id)).id);
+        const rows = (await query) as Array<DbVaccinationRow & { pet_name: string; species: Species }>;
+        const latest = new Map<string, (typeof rows)[number]>();
+        for (const row of rows) {
+          const key = `${row.pet_id}\u0000${row.vaccine.trim().toLowerCase()}`;
+          if (!latest.has(key)) latest.set(key, row);
+        }
+        const horizon = on + filter.within_days * DAY_MS;
+        const due = [...latest.values()]
+          .filter((row) => row.due_on !== null && row.due_on <= horizon && (filter.include_overdue || row.due_on >= on))
+          .sort((a, b) => a.due_on! - b.due_on! || a.pet_name.localeCompare(b.pet_name))
+          .map((row) => {
+            const days = Math.round((row.due_on! - on) / DAY_MS);
+            return {
+              pet_id: row.pet_id, pet_name: row.pet_name, species: row.species, vaccine: row.vaccine, vaccination_id: row.id,
+              last_given_on: msToDate(row.administered_on), due_on: msToDate(row.due_on), days_until_due: days, status: days < 0 ? 'overdue' as const : 'due_soon' as const,
+            };
+          });
+        return { as_of: msToDate(on), within_days: filter.within_days, due };
+      },
+    },
+  };
+}
+
+export type PawvaultRepository = ReturnType<typeof pawvaultRepository>;

@@ -1,0 +1,15 @@
+import { z } from 'zod';
+import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
+import type { PawvaultRepository } from '../repository.js';
+
+export default defineTool({
+  name: 'pawvault.get_pet',
+  title: 'Get a pet',
+  description:
+    "Returns one pet's profile (age computed from the birth date) with its most recent health records: up to 20 vaccinations (with due dates), " +
+    'vet visits and medications (each with active true while today is within its dates), newest first. Read-only.',
+  scope: 'pawvault.pets.read',
+  destructive: false,
+  input: { pet_id: z.string().min(1).max(200).describe('Id of the pet.') },
+  handler: ({ pet_id }, { repos }: ToolContext<PawvaultRepository>) => repos.pets.get(pet_id),
+});

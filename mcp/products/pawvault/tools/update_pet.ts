@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
+import { dateArg, dateToMs, textArg } from '../../common.js';
+import { SEXES, SPECIES, type PawvaultRepository } from '../repository.js';
+
+export default defineTool({
+  name: 'pawvault.update_pet',
+  title: 'Update a pet',
+  description:
+    "Changes a pet's profile: name, species, breed, sex, birth date, microchip number, weight or notes; fields left out stay as they are, null clears an optional field. " +
+    'Returns the updated pet. Does not touch health records.',
+  scope: 'pawvault.pets.write',
+  destructive: false,
+  idempotent: true,
+  input: {
+    pet_id: z.string().min(1).max(200).describe('Id of the pet.'),
+    name: textArg(100).optional().describe('New name.'),
+    species: z.enum(SPECIES).optional().describe('New species.'),
+    breed: textArg(100).nullable().optional().describe('New breed; null clears it.'),
+    sex: z.enum(SEXES).nullable().optional().describe('New sex; null clears it.'),
+    birth_date: dateArg.nullable().optional().describe('New birth date, YYYY-MM-DD; null clears it.'),
+    microchip_number: z.string().trim().regex(/^[0-9A-Za-z]{9,15}$/, 'must be 9 to 15 letters or digits').nullable().optional().describe('New microchip number; null clears it.'),
+    weight_kg: z.number().positive().max(1000).nullable().optional().describe('New weight in kilograms; null clears it.'),
+    notes: z.string().trim().max(2000).nullable().optional().describe('New notes; null clears them.'),
+  },
+  handler: ({ pet_id, birth_date, ...rest }, { repos }: ToolContext<PawvaultRepository>) =>
+    repos.pets.update(pet_id, { ...rest, birth_date: birth_date === undefined ? undefined : birth_date === null ? null : dateToMs(birth_date) }),
+});
