@@ -1,0 +1,85 @@
+/**
+ * Redirect URIs (checklist A1-A5): exact match, except that a native client's loopback URI
+ * accepts any port (RFC 8252 §7.3); an unregistered or altered URI gets an error page and no
+ * redirect; http only on loopback; script-like schemes refused at registration.
+ */
+import test from 'ava';
+import { databasesUnderTest } from '../helpers/db.js';
+import { authorizeWithPassword, registerClient, startAuthorization } from '../helpers/oauth.js';
+import { PASSWORD, rowCounts, startAuthServer } from './support.js';
+
+const scopes = ['forge.chat.read'];
+
+for (const kind of databasesUnderTest()) {
+  test(`an unregistered or altered redirect URI gets an error page and no redirect [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { client_id: clientId } = await registerClient(server.url, { redirect_uris: ['https://c.example/cb'] });
+      const altered = [
+        'https://c.example/cb/', 'https://c.example/cb?x=1', 'https://c.example/CB', 'https://c.example/cb/../cb', 'https://c.example@evil.example/cb',
+        'https://c.example.evil.example/cb', 'https://c.example/%63b', 'https://c.example/cb ', 'https://c.example/cb#frag', 'http://c.example/cb',
+        'https://c.example:8443/cb', 'https://evil.example/cb',
+      ];
+      for (const redirectUri of altered) {
+        const attempt = await startAuthorization(server.url, { clientId, redirectUri, resource: server.forge, scopes });
+        t.is(attempt.response.status, 400, redirectUri);
+        t.is(attempt.response.headers.get('location'), null, `no redirect for ${redirectUri}`);
+        const html = await attempt.response.text();
+        t.regex(html, /redirect_uri did not match any of the client's registered redirect_uris|invalid_redirect_uri/, redirectUri);
+        t.is(attempt.response.headers.get('x-frame-options'), 'DENY');
+        t.regex(attempt.response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+      }
+      const unknownClient = await startAuthorization(server.url, { clientId: 'dcr_nobody', redirectUri: 'https://c.example/cb', resource: server.forge, scopes });
+      t.is(unknownClient.response.status, 400);
+      t.is(unknownClient.response.headers.get('location'), null);
+
+      const registered = await startAuthorization(server.url, { clientId, redirectUri: 'https://c.example/cb', resource: server.forge, scopes });
+      t.is(registered.response.status, 303);
+      t.regex(registered.pageUrl, /\/oauth\/interaction\//);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a loopback redirect URI works on any port, but only with the same scheme, host and path [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const client = await registerClient(server.url, { redirect_uris: ['http://127.0.0.1/callback'], application_type: 'web' });
+      t.is(client.application_type, 'native', 'loopback redirect URIs make the client native');
+      const tokens = await authorizeWithPassword(server.url, {
+        email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes, clientId: client.client_id, redirectUri: 'http://127.0.0.1:54321/callback',
+      });
+      t.truthy(tokens.accessToken);
+      for (const redirectUri of ['http://127.0.0.1:54321/other', 'http://127.0.0.2:54321/callback', 'http://localhost:54321/callback', 'https://127.0.0.1:54321/callback', 'http://127.0.0.1:5@evil.example/callback']) {
+        const attempt = await startAuthorization(server.url, { clientId: client.client_id, redirectUri, resource: server.forge, scopes });
+        t.is(attempt.response.status, 400, redirectUri);
+        t.is(attempt.response.headers.get('location'), null, redirectUri);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`custom schemes register for native clients; http off loopback and script schemes do not [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const cursor = await registerClient(server.url, { redirect_uris: ['cursor://anysphere.cursor-retrieval/oauth/callback'] });
+      t.is(cursor.application_type, 'native');
+      const attempt = await startAuthorization(server.url, { clientId: cursor.client_id, redirectUri: 'cursor://anysphere.cursor-retrieval/oauth/callback', resource: server.forge, scopes });
+      t.regex(attempt.pageUrl, /\/oauth\/interaction\//);
+
+      const before = await rowCounts(server);
+      for (const uri of ['http://c.example/cb', 'JavaScript:alert(1)', ' javascript:alert(1)', 'java\tscript:alert(1)', 'java\u0000script:alert(1)', 'data:text/html,hi', 'file:///etc/passwd', 'https://c.example/cb#x', 'https://user:pw@c.example/cb', 'not a uri']) {
+        const response = await fetch(`${server.url}/oauth/register`, {
+          method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [uri], token_endpoint_auth_method: 'none' }),
+        });
+        t.is(response.status, 400, JSON.stringify(uri));
+        const body = (await response.json()) as { error: string };
+        t.true(['invalid_redirect_uri', 'invalid_client_metadata'].includes(body.error), `${JSON.stringify(uri)}: ${body.error}`);
+      }
+      t.deepEqual(await rowCounts(server), before, 'refused registrations write nothing');
+    } finally {
+      await server.close();
+    }
+  });
+}
