@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
+import type { ReclaimRepository } from '../repository.js';
+
+export default defineTool({
+  name: 'reclaim.get_policy',
+  title: 'Get a recovery policy',
+  description:
+    'Returns one recovery policy of your organization with its schedule history: each segment\'s start, end (null while current) and ' +
+    'the RPO in force, from which snapshots are taken. Needs policy_id. Read-only.',
+  scope: 'reclaim.policies.read',
+  destructive: false,
+  input: {
+    policy_id: z.string().max(100).describe('The policy id.'),
+  },
+  async handler({ policy_id }, { repos, resourceUri }: ToolContext<ReclaimRepository>) {
+    const policy = await repos.policies.get(policy_id);
+    return { ...policy, uri: resourceUri('policies', policy.id) };
+  },
+});

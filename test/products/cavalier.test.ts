@@ -1,0 +1,248 @@
+/** cavalier through the MCP pipeline with a real SDK client, on every database. */
+import { cavalier } from '../../mcp/products/cavalier/index.js';
+import {
+  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite,
+} from './product_suite.js';
+
+const each = productSuite('cavalier');
+const ALL = Object.keys(cavalier.scopes);
+const QUOTES = ['cavalier.quotes.read', 'cavalier.quotes.write'];
+const DEALS = ['cavalier.deals.read', 'cavalier.deals.write'];
+
+each('every cavalier tool is refused with insufficient_scope without its scope', async (t, env) => {
+  for (const tool of cavalier.tools) {
+    await assertInsufficientScope(t, env, 'cavalier', 'acme', ALL.filter((s) => s !== tool.scope), tool.name, {}, tool.scope);
+  }
+});
+
+each('create_quote computes line amounts, subtotal, tax (half up) and total on the server', async (t, env) => {
+  const quote = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', {
+    customer: 'Initech', currency: 'EUR', tax_rate_percent: 19,
+    line_items: [
+      { description: 'Consulting hour', quantity: 3, unit_price_minor: 1999 },
+      { description: 'Travel flat fee', quantity: 2, unit_price_minor: 500 },
+    ],
+    valid_until: '2026-12-31',
+  });
+  t.is(quote.status, 'draft');
+  t.deepEqual(quote.line_items.map((l: any) => l.amount_minor), [5997, 1000]);
+  t.is(quote.subtotal_minor, 6997);
+  t.is(quote.tax_minor, 1329); // 6997 × 0.19 = 1329.43
+  t.is(quote.total_minor, 8326);
+  t.is(quote.total, '83.26 EUR');
+  t.is(quote.valid_until, '2026-12-31');
+  t.deepEqual(quote.next_statuses, ['sent']);
+  t.is(quote.uri, `portico://cavalier/quotes/${quote.id}`);
+
+  const half = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', {
+    customer: 'Initech', currency: 'EUR', tax_rate_percent: 7.25, line_items: [{ description: 'Widget', quantity: 1, unit_price_minor: 200 }],
+  });
+  t.is(half.tax_minor, 15); // 200 × 0.0725 = 14.5 → 15
+  t.is(half.total_minor, 215);
+
+  const yen = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', {
+    customer: 'Nakatomi', currency: 'JPY', line_items: [{ description: 'Licence', quantity: 4, unit_price_minor: 12500 }],
+  });
+  t.is(yen.total, '50000 JPY');
+  t.is(yen.tax_minor, 0);
+
+  const read = await env.ok(t, 'acme', QUOTES, 'cavalier.get_quote', { quote_id: quote.id.toUpperCase() });
+  t.is(read.id, quote.id);
+  t.is(read.total_minor, 8326);
+  t.deepEqual(read.line_items[0], { position: 1, description: 'Consulting hour', quantity: 3, unit_price_minor: 1999, amount_minor: 5997 });
+});
+
+each('create_quote refuses bad input naming the field, and writes nothing', async (t, env) => {
+  const line = { description: 'x', quantity: 1, unit_price_minor: 100 };
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'A', currency: 'eur', line_items: [line] }, 'currency');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'A', currency: 'XYZ', line_items: [line] }, 'currency');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'A', currency: 'EUR', line_items: [] }, 'line_items');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'A', currency: 'EUR', line_items: [{ ...line, quantity: 0 }] }, 'line_items.0.quantity');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'A', currency: 'EUR', line_items: [{ ...line, unit_price_minor: 1.5 }] }, 'line_items.0.unit_price_minor');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'A', currency: 'EUR', line_items: [line], tax_rate_percent: 7.255 }, 'tax_rate_percent');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'A', currency: 'EUR', line_items: [line], total_minor: 1 }, 'total_minor');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { currency: 'EUR', line_items: [line] }, 'customer');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'A', currency: 'EUR', line_items: [line], valid_until: '2026-02-30' }, 'valid_until');
+  const [{ n }] = await env.server.db('cavalier_quotes').where({ tenant_id: env.server.tenants.acme.id, customer: 'A' }).count({ n: '*' });
+  t.is(Number(n), 0);
+});
+
+each('quote statuses move draft → sent → accepted | rejected and nothing else', async (t, env) => {
+  const quote = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'Umbrella', currency: 'USD', line_items: [{ description: 'Kit', quantity: 1, unit_price_minor: 1000 }] });
+  const skipped = await assertToolError(t, env, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'accepted' }, 'conflict');
+  t.regex(skipped.message, /draft and cannot move to accepted: it can move to sent/);
+  t.deepEqual(skipped.allowed, ['sent']);
+
+  const sent = await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'sent' });
+  t.is(sent.status, 'sent');
+  t.is(sent.previous_status, 'draft');
+  t.truthy(sent.sent_at);
+  const accepted = await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'accepted' });
+  t.is(accepted.status, 'accepted');
+  t.truthy(accepted.decided_at);
+  const final = await assertToolError(t, env, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'rejected' }, 'conflict');
+  t.regex(final.message, /accepted is final/);
+  t.is((await env.ok(t, 'acme', QUOTES, 'cavalier.get_quote', { quote_id: quote.id })).status, 'accepted');
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'won' }, 'status');
+
+  // An accepted quote is a commercial record: confirmed or not, it is not deleted.
+  const first = await env.call('acme', QUOTES, 'cavalier.delete_quote', { quote_id: quote.id });
+  t.is(first.structured.code, 'confirmation_required');
+  await assertToolError(t, env, 'acme', QUOTES, 'cavalier.delete_quote', { quote_id: quote.id, confirmed: true }, 'conflict');
+  t.truthy(await env.server.db('cavalier_quotes').where({ id: quote.id }).first());
+});
+
+each('delete_quote follows the confirmation protocol', async (t, env) => {
+  const quote = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'Soylent', currency: 'EUR', line_items: [{ description: 'Sample', quantity: 2, unit_price_minor: 300 }] });
+  const done = await assertConfirmationFlow(t, env, 'acme', QUOTES, 'cavalier.delete_quote', { quote_id: quote.id }, {
+    sentence: new RegExp(`Quote ${quote.id} and all of its line items will be permanently deleted`),
+    unchanged: async () => {
+      t.truthy(await env.server.db('cavalier_quotes').where({ id: quote.id }).first());
+      t.is((await env.server.db('cavalier_quote_lines').where({ quote_id: quote.id })).length, 1);
+    },
+  });
+  t.like(done, { deleted: true, id: quote.id, customer: 'Soylent', line_items_deleted: 1, total: '6.00 EUR' });
+  t.falsy(await env.server.db('cavalier_quotes').where({ id: quote.id }).first());
+  t.is((await env.server.db('cavalier_quote_lines').where({ quote_id: quote.id })).length, 0);
+});
+
+each('list_quotes filters by status, deal and customer and pages with a cursor', async (t, env) => {
+  const deal = await env.ok(t, 'globex', DEALS, 'cavalier.create_deal', { title: 'Paging deal', customer: 'Pagination GmbH', currency: 'EUR', value_minor: 100_000 });
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i += 1) {
+    ids.push((await env.ok(t, 'globex', QUOTES, 'cavalier.create_quote', { deal_id: deal.id, currency: 'EUR', line_items: [{ description: `Item ${i}`, quantity: 1, unit_price_minor: 100 * (i + 1) }] })).id);
+  }
+  await env.ok(t, 'globex', QUOTES, 'cavalier.update_quote_status', { quote_id: ids[0], status: 'sent' });
+  const byDeal = await env.ok(t, 'globex', QUOTES, 'cavalier.list_quotes', { deal_id: deal.id });
+  t.deepEqual(byDeal.quotes.map((q: any) => q.id).sort(), [...ids].sort());
+  t.true(byDeal.quotes.every((q: any) => q.customer === 'Pagination GmbH'), 'customer defaults to the deal\'s');
+  const sent = await env.ok(t, 'globex', QUOTES, 'cavalier.list_quotes', { deal_id: deal.id, status: 'sent' });
+  t.deepEqual(sent.quotes.map((q: any) => q.id), [ids[0]]);
+  const byCustomer = await env.ok(t, 'globex', QUOTES, 'cavalier.list_quotes', { customer: 'paginATION' });
+  t.is(byCustomer.quotes.length, 3);
+
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.ok(t, 'globex', QUOTES, 'cavalier.list_quotes', { deal_id: deal.id, limit: 2, ...(cursor ? { cursor } : {}) });
+    t.true(page.quotes.length <= 2);
+    seen.push(...page.quotes.map((q: any) => q.id));
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  t.deepEqual([...seen].sort(), [...ids].sort());
+  t.is(new Set(seen).size, 3);
+  await assertInvalidArguments(t, env, 'globex', QUOTES, 'cavalier.list_quotes', { cursor: 'not-a-cursor' }, 'cursor');
+  await assertInvalidArguments(t, env, 'globex', QUOTES, 'cavalier.list_quotes', { limit: 101 }, 'limit');
+});
+
+each('a quote for a deal must use the deal\'s currency', async (t, env) => {
+  const deal = await env.ok(t, 'acme', DEALS, 'cavalier.create_deal', { title: 'USD deal', customer: 'Hooli', currency: 'USD', value_minor: 5000 });
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.create_quote', { deal_id: deal.id, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price_minor: 1 }] }, 'currency');
+});
+
+each('deals move one stage at a time, lost from any open stage; won and lost are final', async (t, env) => {
+  const deal = await env.ok(t, 'acme', DEALS, 'cavalier.create_deal', {
+    title: 'Data platform', customer: 'Massive Dynamic', currency: 'USD', value_minor: 12_000_000, expected_close_date: '2027-01-15',
+  });
+  t.like(deal, { stage: 'lead', value: '120000.00 USD', expected_close_date: '2027-01-15' });
+  t.deepEqual(deal.next_stages, ['qualified', 'lost']);
+  const skip = await assertToolError(t, env, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'won' }, 'conflict');
+  t.regex(skip.message, /lead and cannot move to won: it can move to qualified or lost/);
+  await env.ok(t, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'qualified' });
+  const back = await assertToolError(t, env, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'lead' }, 'conflict');
+  t.deepEqual(back.allowed, ['proposal', 'lost']);
+  const proposal = await env.ok(t, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'proposal' });
+  t.like(proposal, { stage: 'proposal', previous_stage: 'qualified', closed_at: null });
+  const won = await env.ok(t, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'won' });
+  t.truthy(won.closed_at);
+  await assertToolError(t, env, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'lost' }, 'conflict');
+
+  const listed = await env.ok(t, 'acme', DEALS, 'cavalier.list_deals', { stage: 'won', customer: 'massive' });
+  t.deepEqual(listed.deals.map((d: any) => d.id), [deal.id]);
+  await assertInvalidArguments(t, env, 'acme', DEALS, 'cavalier.create_deal', { title: 'x', customer: 'y', currency: 'USD', value_minor: 1, stage: 'won' }, 'stage');
+  await assertInvalidArguments(t, env, 'acme', DEALS, 'cavalier.create_deal', { title: '', customer: 'y', currency: 'USD', value_minor: 1 }, 'title');
+  await assertInvalidArguments(t, env, 'acme', DEALS, 'cavalier.create_deal', { title: 'x', customer: 'y', currency: 'USD', value_minor: -1 }, 'value_minor');
+});
+
+each('a statement of work is created from a deal at proposal or won, with milestones summed by the server', async (t, env) => {
+  const SOWS = ['cavalier.sows.read', 'cavalier.sows.write'];
+  const deal = await env.ok(t, 'globex', DEALS, 'cavalier.create_deal', { title: 'Plant retrofit', customer: 'Cypress Creek', currency: 'EUR', value_minor: 900_000 });
+  const milestones = [
+    { title: 'Survey', due_date: '2027-02-01', amount_minor: 250_000 },
+    { title: 'Delivery', due_date: '2027-04-01', amount_minor: 650_050 },
+  ];
+  const early = await assertToolError(t, env, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'Too early', scope_summary: 'x', milestones }, 'conflict');
+  t.regex(early.message, /stage lead; a statement of work needs a deal at proposal or won/);
+  await env.ok(t, 'globex', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'qualified' });
+  await env.ok(t, 'globex', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'proposal' });
+
+  const sow = await env.ok(t, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'Retrofit SOW', scope_summary: 'Survey and deliver. Civil works out of scope.', milestones });
+  t.like(sow, { deal_id: deal.id, status: 'draft', currency: 'EUR', total_minor: 900_050, total: '9000.50 EUR' });
+  t.deepEqual(sow.milestones.map((m: any) => [m.position, m.title, m.due_date, m.amount_minor]), [[1, 'Survey', '2027-02-01', 250_000], [2, 'Delivery', '2027-04-01', 650_050]]);
+  const listed = await env.ok(t, 'globex', SOWS, 'cavalier.list_sows', { deal_id: deal.id });
+  t.deepEqual(listed.sows.map((s: any) => s.id), [sow.id]);
+  const read = await env.ok(t, 'globex', SOWS, 'cavalier.get_sow', { sow_id: sow.id });
+  t.is(read.scope_summary, 'Survey and deliver. Civil works out of scope.');
+
+  await assertToolError(t, env, 'globex', SOWS, 'cavalier.update_sow_status', { sow_id: sow.id, status: 'completed' }, 'conflict');
+  t.like(await env.ok(t, 'globex', SOWS, 'cavalier.update_sow_status', { sow_id: sow.id, status: 'signed' }), { status: 'signed', previous_status: 'draft' });
+  const withSow = await env.ok(t, 'globex', DEALS, 'cavalier.get_deal', { deal_id: deal.id });
+  t.deepEqual(withSow.sows.map((s: any) => [s.id, s.status]), [[sow.id, 'signed']]);
+
+  await assertInvalidArguments(t, env, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'x', scope_summary: 'y', milestones: [] }, 'milestones');
+  await assertInvalidArguments(t, env, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'x', scope_summary: 'y', milestones: [{ ...milestones[0], due_date: '1 Feb 2027' }] }, 'milestones.0.due_date');
+});
+
+each('ids of another tenant are forbidden_cross_tenant; unknown ids are not_found', async (t, env) => {
+  const foreign = await env.ok(t, 'globex', [...QUOTES, ...DEALS], 'cavalier.list_quotes', {});
+  const foreignQuote = foreign.quotes[0].id;
+  await assertCrossTenant(t, env, 'cavalier', 'acme', QUOTES, 'cavalier.get_quote', { quote_id: foreignQuote });
+  await assertCrossTenant(t, env, 'cavalier', 'acme', QUOTES, 'cavalier.delete_quote', { quote_id: foreignQuote, confirmed: true });
+  t.truthy(await env.server.db('cavalier_quotes').where({ id: foreignQuote }).first());
+  const foreignDeal = (await env.ok(t, 'globex', DEALS, 'cavalier.list_deals', {})).deals[0].id;
+  await assertCrossTenant(t, env, 'cavalier', 'acme', ['cavalier.sows.write'], 'cavalier.create_sow', {
+    deal_id: foreignDeal, title: 'x', scope_summary: 'y', milestones: [{ title: 'm', due_date: '2027-01-01', amount_minor: 1 }],
+  });
+  const missing = await assertToolError(t, env, 'acme', QUOTES, 'cavalier.get_quote', { quote_id: '00000000-0000-4000-8000-000000000000' }, 'not_found');
+  t.regex(missing.message, /no quote/);
+});
+
+each('quote, deal and sow resources and the draft_sow_from_deal prompt work end to end', async (t, env) => {
+  const client = await env.client('acme', ALL);
+  const deals = await env.ok(t, 'acme', ALL, 'cavalier.list_deals', { stage: 'won' });
+  const deal = deals.deals.find((d: any) => d.title === 'Warehouse robotics retrofit');
+  t.truthy(deal, 'the acme demo deal');
+  const full = await env.ok(t, 'acme', ALL, 'cavalier.get_deal', { deal_id: deal.id });
+  const accepted = full.quotes.find((q: any) => q.status === 'accepted');
+  t.is(accepted.subtotal_minor, 4 * 3_200_000 + 12 * 180_000 + 8 * 45_000);
+
+  const templates = await client.listResourceTemplates();
+  t.deepEqual(templates.resourceTemplates.map((r) => r.uriTemplate).sort(), ['portico://cavalier/deals/{id}', 'portico://cavalier/quotes/{id}', 'portico://cavalier/sows/{id}']);
+  const quote = JSON.parse(((await client.readResource({ uri: `portico://cavalier/quotes/${accepted.id}` })).contents[0] as { text: string }).text);
+  t.is(quote.total_minor, accepted.total_minor);
+  t.is(quote.line_items.length, 3);
+  const dealRead = JSON.parse(((await client.readResource({ uri: `portico://cavalier/deals/${deal.id}` })).contents[0] as { text: string }).text);
+  t.is(dealRead.customer, 'Road Runner Logistics');
+  const sowRead = JSON.parse(((await client.readResource({ uri: `portico://cavalier/sows/${full.sows[0].id}` })).contents[0] as { text: string }).text);
+  t.is(sowRead.milestones.length, 3);
+
+  const prompt = await client.getPrompt({ name: 'cavalier.draft_sow_from_deal', arguments: { deal_id: deal.id } });
+  const texts = prompt.messages.map((m) => (m.content.type === 'text' ? m.content.text : m.content.type === 'resource' ? (m.content.resource as { text: string }).text : ''));
+  t.true(texts.some((text) => text.includes('Road Runner Logistics')));
+  t.true(texts.some((text) => text.includes(`must add up to its subtotal of ${accepted.subtotal_minor} minor units of USD`)));
+  t.true(texts.some((text) => text.includes(`cavalier.create_sow and deal_id ${deal.id}`)));
+
+  // Another tenant's deal is refused in a prompt and a resource too.
+  const foreignDeal = (await env.ok(t, 'globex', DEALS, 'cavalier.list_deals', {})).deals[0].id;
+  await t.throwsAsync(client.getPrompt({ name: 'cavalier.draft_sow_from_deal', arguments: { deal_id: foreignDeal } }), { message: /another organization/ });
+  await t.throwsAsync(client.readResource({ uri: `portico://cavalier/deals/${foreignDeal}` }), { message: /another organization/ });
+});
+
+each('the demo data differs between acme and globex', async (t, env) => {
+  const acme = await env.ok(t, 'acme', DEALS, 'cavalier.list_deals', {});
+  const globex = await env.ok(t, 'globex', DEALS, 'cavalier.list_deals', {});
+  const titles = (page: any) => page.deals.map((d: any) => d.title);
+  t.true(titles(acme).includes('Anvil supply contract 2027'));
+  t.false(titles(globex).includes('Anvil supply contract 2027'));
+  t.true(titles(globex).includes('Plant automation audit'));
+});
