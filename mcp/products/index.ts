@@ -9,6 +9,5 @@ import { herald } from './herald/index.js';
 import { terrain } from './terrain/index.js';
 import { people } from './people/index.js';
 import { pawvault } from './pawvault/index.js';
-import { midas } from './midas/index.js';
 
-export const PRODUCTS: ProductDefinition<any>[] = [forge, cavalier, aegis, harvest, reclaim, herald, terrain, people, pawvault, midas];
+export const PRODUCTS: ProductDefinition<any>[] = [forge, cavalier, aegis, harvest, reclaim, herald, terrain, people, pawvault];
