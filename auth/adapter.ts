@@ -62,6 +62,7 @@ class KnexAdapter implements Adapter {
       client_id: payload.clientId ?? (this.model === 'Client' ? (payload.client_id as string) : null),
       account_id: payload.accountId ?? null,
       expires_at: expiresIn ? Date.now() + expiresIn * 1000 : null,
+      created_at: Date.now(),
     };
     await this.db('oidc_payloads')
       .insert(row)
@@ -133,6 +134,27 @@ class KnexAdapter implements Adapter {
  */
 export async function purgeExpired(db: DbOrTrx, now = Date.now()): Promise<number> {
   return db('oidc_payloads').where('expires_at', '<=', now).delete();
+}
+
+/** Self-registered clients never expire (the provider stores them without a lifetime). */
+export const UNUSED_CLIENT_DAYS = 30;
+
+/**
+ * Deletes self-registered clients older than UNUSED_CLIENT_DAYS that hold no grant and no live
+ * connection, with their registration access tokens: open registration must not grow forever.
+ */
+export async function purgeUnusedClients(db: DbOrTrx, now = Date.now()): Promise<number> {
+  const unused = db('oidc_payloads as c')
+    .where('c.model', 'Client')
+    .where('c.id', 'like', 'dcr_%') // only minted ids start with dcr (the _ wildcard matches itself too)
+    .where('c.created_at', '<', now - UNUSED_CLIENT_DAYS * 86_400_000)
+    .whereNotExists(db('oidc_payloads as g').where('g.model', 'Grant').whereRaw('g.client_id = c.id').select(db.raw('1')))
+    .whereNotExists(db('connections as k').whereNull('k.revoked_at').whereRaw('k.client_id = c.id').select(db.raw('1')))
+    .select('c.id');
+  const ids: string[] = (await unused).map((row: { id: string }) => row.id);
+  if (!ids.length) return 0;
+  await db('oidc_payloads').where('model', 'RegistrationAccessToken').whereIn('client_id', ids).delete();
+  return db('oidc_payloads').where('model', 'Client').whereIn('id', ids).delete();
 }
 
 /**

@@ -73,7 +73,7 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
       };
       await validateClient(db, metadata);
       await db.transaction(async (trx) => {
-        await trx('oidc_payloads').insert({ model: 'Client', id: clientId, client_id: clientId, payload: JSON.stringify(metadata), expires_at: null });
+        await trx('oidc_payloads').insert({ model: 'Client', id: clientId, client_id: clientId, payload: JSON.stringify(metadata), expires_at: null, created_at: Date.now() });
         await appendAudit(trx, { tenantId: null, clientId, kind: 'admin', name: 'client.add', args: { name, redirect_uris: redirectUris, confidential: !!secret }, outcome: 'ok' });
       });
       out(`client_id: ${clientId}`);

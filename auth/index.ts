@@ -13,7 +13,7 @@ import type { Catalog } from '../shared/catalog.js';
 import type { EventBus } from '../shared/events.js';
 import type { PorticoState } from '../shared/http.js';
 import { MAX_METADATA_BYTES } from './clients.js';
-import { purgeExpired } from './adapter.js';
+import { purgeExpired, purgeUnusedClients } from './adapter.js';
 import { interactionRoutes } from './interactions.js';
 import { loadOrCreateJwks } from './keys.js';
 import { createProvider, ROUTES } from './provider.js';
@@ -88,7 +88,7 @@ export function authMount(options: AuthMountOptions): Mount {
     app.use((ctx, next) => dispatch(ctx, next));
 
     const timer = setInterval(() => {
-      purgeExpired(db).catch((err) => log.warn('purging expired OAuth rows failed', { err }));
+      Promise.all([purgeExpired(db), purgeUnusedClients(db)]).catch((err) => log.warn('purging expired OAuth rows failed', { err }));
     }, options.purgeIntervalMs ?? 10 * 60_000);
     timer.unref();
     context.onClose(() => clearInterval(timer));

@@ -7,6 +7,7 @@ import type { Db } from './connect.js';
 import * as accounts from './migrations/20261121_0001_accounts.js';
 import * as oauthStore from './migrations/20261121_0002_oauth_store.js';
 import * as audit from './migrations/20261121_0003_audit.js';
+import * as auth from './migrations/20261121_0004_auth.js';
 import * as mcp from './migrations/20261121_0005_mcp.js';
 import * as forge from './migrations/20261121_0006_forge.js';
 import * as cavalier from './migrations/20261121_0007_cavalier.js';
@@ -29,6 +30,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261121_0001_accounts', accounts],
   ['20261121_0002_oauth_store', oauthStore],
   ['20261121_0003_audit', audit],
+  ['20261121_0004_auth', auth],
   ['20261121_0005_mcp', mcp],
   ['20261121_0006_forge', forge],
   ['20261121_0007_cavalier', cavalier],

@@ -1,0 +1,152 @@
+/**
+ * Client registration (RFC 7591) and client ID metadata documents: public clients only,
+ * bounded (size, redirect URI count, rate), clear errors that write nothing, CORS for browser
+ * clients; metadata-document clients fetched through an injectable fetch.
+ */
+import test from 'ava';
+import { findConnectionByGrant, authenticateBearer } from '../../db/grant_store.js';
+import { databasesUnderTest } from '../helpers/db.js';
+import { authorizeCode, CookieJar, exchangeCode, follow, parseForm, postForm, registerClient, startAuthorization } from '../helpers/oauth.js';
+import { PASSWORD, rowCounts, startAuthServer } from './support.js';
+
+function register(url: string, body: string, headers: Record<string, string> = {}) {
+  return fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+}
+
+for (const kind of databasesUnderTest()) {
+  test(`registration returns a public client with registration_client_uri, even when a secret was asked for [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const client = await registerClient(server.url, { token_endpoint_auth_method: 'client_secret_post', client_name: 'Wants a secret' });
+      t.is(client.token_endpoint_auth_method, 'none');
+      t.false('client_secret' in client);
+      t.regex(client.client_id, /^dcr_[\w-]{22}$/);
+      t.is(client.registration_client_uri, `${server.url}/oauth/register/${client.client_id}`);
+      const stored = await server.portico.context.db('oidc_payloads').where({ model: 'Client', id: client.client_id }).first();
+      t.false(JSON.parse(stored.payload).client_secret !== undefined, 'no secret stored');
+
+      const read = await fetch(client.registration_client_uri!, { headers: { authorization: `Bearer ${client.registration_access_token}` } });
+      t.is(read.status, 200);
+      t.is(((await read.json()) as { client_id: string }).client_id, client.client_id);
+      t.is((await fetch(client.registration_client_uri!)).status, 401, 'reading it needs the registration access token');
+
+      const chosen = await registerClient(server.url, { client_id: 'reg_i-am-an-admin-client' });
+      t.regex(chosen.client_id, /^dcr_/, 'a client cannot choose its id, nor pose as a pre-registered client');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`malformed, oversized or invalid registrations get clear errors and write nothing [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const before = await rowCounts(server);
+      const cases: Array<[string, Response, number, string]> = [
+        ['malformed JSON', await register(server.url, '{"redirect_uris": ['), 400, 'invalid_request'],
+        ['a JSON array', await register(server.url, '[]'), 400, 'invalid_request'],
+        ['not JSON', await register(server.url, 'redirect_uris=x', { 'content-type': 'application/x-www-form-urlencoded' }), 400, 'invalid_request'],
+        ['redirect_uris of the wrong type', await register(server.url, JSON.stringify({ redirect_uris: 'https://c.example/cb' })), 400, 'invalid_redirect_uri'],
+        ['no redirect_uris', await register(server.url, JSON.stringify({ client_name: 'x' })), 400, 'invalid_redirect_uri'],
+        ['eleven redirect URIs', await register(server.url, JSON.stringify({ redirect_uris: Array.from({ length: 11 }, (_, i) => `https://c.example/cb${i}`) })), 400, 'invalid_client_metadata'],
+        ['an unknown scope', await register(server.url, JSON.stringify({ redirect_uris: ['https://c.example/cb'], scope: 'admin.everything.write' })), 400, 'invalid_client_metadata'],
+        ['a 100 KiB body', await register(server.url, JSON.stringify({ redirect_uris: ['https://c.example/cb'], client_name: 'x'.repeat(100 * 1024) })), 413, 'payload_too_large'],
+      ];
+      // Without Content-Length the body is streamed; the metadata cap still applies.
+      const big = JSON.stringify({ redirect_uris: ['https://c.example/cb'], client_name: 'y'.repeat(20 * 1024) });
+      const streamed = await fetch(`${server.url}/oauth/register`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, duplex: 'half',
+        body: new ReadableStream({ start(controller) { controller.enqueue(new TextEncoder().encode(big)); controller.close(); } }),
+      } as RequestInit);
+      cases.push(['a 20 KiB streamed body', streamed, 400, 'invalid_client_metadata']);
+      for (const [label, response, status, error] of cases) {
+        t.is(response.status, status, label);
+        const body = (await response.json()) as { error: string; error_description: string };
+        t.is(body.error, error, label);
+        t.truthy(body.error_description, label);
+      }
+      t.deepEqual(await rowCounts(server), before);
+      t.is((await fetch(`${server.url}/healthz`)).status, 200, 'still serving');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`registration is rate limited per address with Retry-After [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind, { auth: { registrationsPerMinute: 3 } });
+    try {
+      for (let i = 0; i < 3; i++) await registerClient(server.url);
+      const limited = await register(server.url, JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'] }));
+      t.is(limited.status, 429);
+      t.regex(limited.headers.get('retry-after') ?? '', /^\d+$/);
+      t.is(((await limited.json()) as { error: string }).error, 'rate_limited');
+      t.is((await rowCounts(server)).clients, 3);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a client ID metadata document client is fetched, marked as such on the consent page, and gets a connection [${kind}]`, async (t) => {
+    const clientId = 'https://client.example/oauth/metadata.json';
+    const fetched: string[] = [];
+    const fetchDocument = async (input: string | URL | Request) => {
+      const url = String(input instanceof Request ? input.url : input);
+      fetched.push(url);
+      if (url !== clientId) return new Response('not found', { status: 404 });
+      return Response.json({ client_id: clientId, client_name: 'Metadata App', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
+    };
+    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
+    try {
+      const auth = await startAuthorization(server.url, { clientId, redirectUri: 'http://127.0.0.1:4000/callback', resource: server.forge, scopes: ['forge.chat.read'] });
+      const signIn = await follow(server.url, auth.jar, auth.response);
+      const login = parseForm(signIn.html!);
+      const page = await follow(server.url, auth.jar, await postForm(server.url, auth.jar, login.action, [['csrf', login.csrf], ['email', 'alice@acme.example'], ['password', PASSWORD]]));
+      t.regex(page.html!, /Metadata App/);
+      t.regex(page.html!, /identified by its web address/);
+      t.true(page.html!.includes(`<code>${clientId}</code>`));
+      t.deepEqual(fetched, [clientId]);
+
+      const code = await authorizeCode(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes: ['forge.chat.read'], clientId, redirectUri: 'http://127.0.0.1:4000/callback' });
+      const tokens = await exchangeCode(server.url, { ...code, resource: server.forge });
+      const principal = await authenticateBearer(server.portico.context.db, tokens.accessToken, server.forge);
+      t.is((await findConnectionByGrant(server.portico.context.db, principal.grantId))?.client_kind, 'metadata_document');
+      t.is((await rowCounts(server)).clients, 0, 'metadata-document clients are not stored as registrations');
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+test('without an injected fetch, metadata documents on loopback or private addresses are refused', async (t) => {
+  const server = await startAuthServer('sqlite');
+  try {
+    for (const clientId of [`https://127.0.0.1:${new URL(server.url).port}/metadata.json`, 'https://169.254.169.254/latest/meta-data.json', 'https://[::1]/metadata.json']) {
+      const attempt = await startAuthorization(server.url, { clientId, redirectUri: 'http://127.0.0.1/callback', resource: server.forge, scopes: ['forge.chat.read'] });
+      t.is(attempt.response.status, 400, clientId);
+      t.is(attempt.response.headers.get('location'), null, clientId);
+    }
+  } finally {
+    await server.close();
+  }
+});
+
+test('discovery and registration answer CORS preflights; the authorization endpoint does not', async (t) => {
+  const server = await startAuthServer('sqlite');
+  try {
+    const preflight = (path: string) => fetch(`${server.url}${path}`, { method: 'OPTIONS', headers: { origin: 'https://inspector.example', 'access-control-request-method': path.includes('register') ? 'POST' : 'GET', 'access-control-request-headers': 'content-type' } });
+    const registration = await preflight('/oauth/register');
+    t.is(registration.status, 204);
+    t.is(registration.headers.get('access-control-allow-origin'), '*');
+    t.regex(registration.headers.get('access-control-allow-methods') ?? '', /POST/);
+    const discovery = await preflight('/.well-known/oauth-authorization-server');
+    t.is(discovery.headers.get('access-control-allow-origin'), 'https://inspector.example');
+    const authorize = await preflight('/oauth/authorize');
+    t.is(authorize.headers.get('access-control-allow-origin'), null);
+    const jar = new CookieJar();
+    const client = await registerClient(server.url, { redirect_uris: ['https://app.example/cb'] });
+    const token = await jar.fetch(`${server.url}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+    t.is(token.status, 204);
+    t.truthy(client.client_id);
+  } finally {
+    await server.close();
+  }
+});
