@@ -14,10 +14,11 @@ import { EventBus } from './shared/events.js';
 import { startEventRelay } from './db/notify.js';
 import { SurfaceRegistry } from './db/surfaces.js';
 
-export function defaultMounts(): Mount[] {
+/** `events` lets a test hold the bus the parts share (e.g. to watch revocations reach the MCP host). */
+export function defaultMounts(options: { events?: EventBus } = {}): Mount[] {
   const surfaces = new SurfaceRegistry(new Map(PRODUCTS.map((p) => [p.id, p.status])));
   const catalog = buildCatalog(PRODUCTS, (id) => surfaces.isLive(id));
-  const events = new EventBus();
+  const events = options.events ?? new EventBus();
   return [eventRelayMount(events), surfacesMount(surfaces, events), authMount({ catalog, events }), consoleMount({ catalog, events }), mcpMount({ catalog, events })];
 }
 

@@ -345,10 +345,10 @@ async function writeResponse(ctx: Ctx, response: Response, decision: HttpDecisio
     void reader.cancel().catch(() => undefined);
   });
 
-  // Hold the head until one whole event (or the end of the stream) has arrived.
+  // A POST reply's head waits for one whole event (or the end of the stream); a GET stream's does not.
   let buffered = '';
   let done = false;
-  while (!done && !/\n\n/.test(buffered.replace(/^:[^\n]*\n\n/gm, ''))) {
+  while (ctx.method === 'POST' && !done && !/\n\n/.test(buffered.replace(/^:[^\n]*\n\n/gm, ''))) {
     const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
     if (chunk.done) done = true;
     else buffered += decoder.decode(chunk.value, { stream: true });
@@ -367,6 +367,7 @@ async function writeResponse(ctx: Ctx, response: Response, decision: HttpDecisio
   ctx.status = response.status;
   res.writeHead(response.status, headers);
   if (buffered) res.write(buffered);
+  else res.flushHeaders(); // an idle GET stream must reach the client now, not with the first keep-alive
   while (!done && !closed) {
     const chunk = await reader.read().catch(() => ({ done: true, value: undefined }));
     if (chunk.done) break;

@@ -144,6 +144,15 @@ export class Pipeline {
       if (method === 'tools/call') this.admitTool(productId, principal, String(p.name ?? ''));
       else if (method === 'resources/read') this.admitResource(productId, principal, String(p.uri ?? ''));
       else this.admitPrompt(productId, principal, String(p.name ?? ''));
+      // The SDK would refuse these shapes itself, but unaudited and without naming the field.
+      const args = p.arguments;
+      if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+        throw new AppError('invalid_arguments', 'invalid arguments: (arguments): must be an object', { details: { field: '(arguments)' } });
+      }
+      if (method === 'prompts/get' && args) {
+        const field = Object.entries(args as Record<string, unknown>).find(([, value]) => typeof value !== 'string')?.[0];
+        if (field) throw new AppError('invalid_arguments', `invalid arguments: ${field}: prompt arguments are strings`, { details: { field } });
+      }
       return undefined;
     } catch (thrown) {
       const error = toAppError(thrown);

@@ -9,6 +9,8 @@
  *   t.is(raw.status, 403); t.regex(raw.headers.get('www-authenticate')!, /insufficient_scope/);
  *   await close(); await server.close();
  *
+ *   mcpTest('title', async (t, server) => { ... });                  // once per database, server closed after
+ *
  * Tokens come from test/helpers/grants.ts (the grant store in the adapter's format): these tests
  * are about the resource servers, not OAuth. Users: admin@acme.example, member@acme.example,
  * admin@globex.example, member@globex.example, multi@example.com (both), password DEMO_PASSWORD.
@@ -20,8 +22,10 @@ import { seedDemoIfEmpty } from '../../db/demo.js';
 import type { Db } from '../../db/connect.js';
 import type { DbConnectionRow } from '../../db/grant_store.js';
 import type { DbAuditRow } from '../../db/audit.js';
-import { defaultSeeders } from '../../mounts.js';
-import type { DbKind } from './db.js';
+import { defaultMounts, defaultSeeders } from '../../mounts.js';
+import { EventBus } from '../../shared/events.js';
+import test, { type ExecutionContext } from 'ava';
+import { databasesUnderTest, type DbKind } from './db.js';
 import { issueAccessToken } from './grants.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
 
@@ -33,11 +37,14 @@ export interface McpTestServer extends TestServer {
   tenants: Record<'acme' | 'globex', { id: string; slug: string }>;
   /** User ids by e-mail. */
   users: Record<string, string>;
+  /** The event bus every part of this server shares (publish connection.revoked on it). */
+  events: EventBus;
 }
 
 /** A real server with tenants acme and globex, their users and every product's demo rows. */
 export async function startMcpServer(kind: DbKind, options: TestServerOptions = {}): Promise<McpTestServer> {
-  const server = await startTestServer(kind, options);
+  const events = new EventBus();
+  const server = await startTestServer(kind, { mounts: defaultMounts({ events }), ...options });
   const db = server.portico.context.db;
   await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
   const tenantRows: Array<{ id: string; slug: string }> = await db('tenants').select('id', 'slug');
@@ -45,6 +52,7 @@ export async function startMcpServer(kind: DbKind, options: TestServerOptions = 
   const bySlug = Object.fromEntries(tenantRows.map((t) => [t.slug, t]));
   return Object.assign(server, {
     db,
+    events,
     mcpUrl: server.config.mcpUrl,
     tenants: { acme: bySlug.acme, globex: bySlug.globex },
     users: Object.fromEntries(userRows.map((u) => [u.email, u.id])),
@@ -174,4 +182,18 @@ export async function rawCall(
 /** The audit records of a tenant, oldest first. */
 export async function auditOf(server: McpTestServer, tenant: 'acme' | 'globex', filter: Partial<Pick<DbAuditRow, 'name' | 'kind' | 'connection_id' | 'outcome'>> = {}): Promise<DbAuditRow[]> {
   return server.db<DbAuditRow>('audit_log').where({ tenant_id: server.tenants[tenant].id, ...filter }).orderBy('seq');
+}
+
+/** Registers `title [sqlite]` and `title [postgres]`, each with its own server (see startMcpServer). */
+export function mcpTest(title: string, body: (t: ExecutionContext, server: McpTestServer) => Promise<void>, options: TestServerOptions = {}): void {
+  for (const kind of databasesUnderTest()) {
+    test(`${title} [${kind}]`, async (t) => {
+      const server = await startMcpServer(kind, options);
+      try {
+        await body(t, server);
+      } finally {
+        await server.close();
+      }
+    });
+  }
 }
