@@ -1,0 +1,123 @@
+/** forge's own behaviour over real tables: chat, content, documents, deterministic analysis, elicitation. */
+import test from 'ava';
+import { analyzeText } from '../../mcp/products/forge/analysis.js';
+import { auditOf, connect, mcpTest } from '../helpers/mcp.js';
+
+const ALL = ['forge.chat.read', 'forge.chat.write', 'forge.content.read', 'forge.content.write', 'forge.documents.read', 'forge.documents.write'];
+
+const DOCUMENT = `# Quarterly report
+
+Revenue grew in Q3. Revenue in Europe grew fastest! Was it the pricing change?
+
+Underlined heading
+------------------
+
+Contact finance@acme.example or Sales@Acme.Example before 2026-12-01.
+The board meets on 3 March 2027 and again on December 5, 2027; see https://acme.example/board?q=1.
+`;
+
+test('document analysis is deterministic and finds counts, headings, terms, links, addresses and dates', (t) => {
+  const first = analyzeText(DOCUMENT);
+  t.deepEqual(analyzeText(DOCUMENT), first);
+  t.is(first.words, 36, 'links and addresses are not prose; 2026-12-01 is one word');
+  t.is(first.sentences, 7);
+  t.is(first.paragraphs, 4);
+  t.is(first.reading_time_minutes, 1);
+  t.deepEqual(first.headings, [{ level: 1, text: 'Quarterly report' }, { level: 2, text: 'Underlined heading' }]);
+  // more than ten distinct terms: only repeated ones count, most frequent first, ties alphabetical, stop words never
+  t.deepEqual(first.key_terms, [{ term: 'grew', count: 2 }, { term: 'revenue', count: 2 }]);
+  t.deepEqual(first.links, ['https://acme.example/board?q=1']);
+  t.deepEqual(first.email_addresses, ['finance@acme.example', 'sales@acme.example']);
+  t.deepEqual(first.dates, ['2026-12-01', '3 March 2027', 'December 5, 2027']);
+  t.deepEqual(analyzeText(''), { characters: 0, words: 0, sentences: 0, paragraphs: 0, reading_time_minutes: 0, headings: [], key_terms: [], links: [], email_addresses: [], dates: [] });
+});
+
+mcpTest('chat: create with a first message, add messages, list newest first with a cursor, read it back', async (t, server) => {
+  const { client, close } = await connect(server, { product: 'forge', tenant: 'acme', user: 'member@acme.example', scopes: ALL });
+  try {
+    const created = (await client.callTool({ name: 'forge.create_conversation', arguments: { title: '  Pricing  ', first_message: 'Draft the FAQ' } })).structuredContent as any;
+    t.is(created.title, 'Pricing');
+    t.is(created.message_count, 1);
+    t.is(created.created_by, server.users['member@acme.example']);
+    t.is(created.first_message.role, 'user');
+    const added = (await client.callTool({ name: 'forge.add_message', arguments: { conversation_id: created.id.toUpperCase(), content: 'Here is a draft.', role: 'assistant' } })).structuredContent as any;
+    t.is(added.conversation_id, created.id);
+    t.is(added.author_id, null);
+
+    const page1 = (await client.callTool({ name: 'forge.list_conversations', arguments: { limit: 1 } })).structuredContent as any;
+    t.is(page1.conversations.length, 1);
+    t.is(page1.conversations[0].id, created.id, 'most recently active first');
+    t.is(page1.conversations[0].message_count, 2);
+    t.truthy(page1.next_cursor);
+    const page2 = (await client.callTool({ name: 'forge.list_conversations', arguments: { limit: 100, cursor: page1.next_cursor } })).structuredContent as any;
+    t.false(page2.conversations.some((c: any) => c.id === created.id));
+    t.is(page2.next_cursor, null);
+    const bad = await client.callTool({ name: 'forge.list_conversations', arguments: { cursor: 'garbage' } }).catch((e) => e);
+    t.is(bad.data?.code, 'invalid_arguments');
+    t.is(bad.data?.field, 'cursor');
+
+    const full = (await client.callTool({ name: 'forge.get_conversation', arguments: { conversation_id: created.id } })).structuredContent as any;
+    t.deepEqual(full.messages.map((m: any) => [m.role, m.content]), [['user', 'Draft the FAQ'], ['assistant', 'Here is a draft.']]);
+    t.false(full.messages_truncated);
+    const missing = await client.callTool({ name: 'forge.get_conversation', arguments: { conversation_id: '00000000-0000-4000-8000-000000000000' } });
+    t.true(missing.isError);
+    t.is((missing.structuredContent as any).code, 'not_found');
+    const garbage = await client.callTool({ name: 'forge.get_conversation', arguments: { conversation_id: 'not-a-uuid' } });
+    t.is((garbage.structuredContent as any).code, 'not_found');
+  } finally {
+    await close();
+  }
+});
+
+mcpTest('content and documents: save, list by kind, upload, analyse, read as a resource', async (t, server) => {
+  const { client, close } = await connect(server, { product: 'forge', tenant: 'globex', scopes: ALL });
+  try {
+    const saved = (await client.callTool({ name: 'forge.create_content', arguments: { kind: 'email', title: 'Welcome', body: 'Hello and welcome.' } })).structuredContent as any;
+    t.deepEqual([saved.kind, saved.status], ['email', 'draft']);
+    const emails = (await client.callTool({ name: 'forge.list_content', arguments: { kind: 'email' } })).structuredContent as any;
+    t.deepEqual(emails.content.map((c: any) => c.id), [saved.id]);
+
+    const uploaded = (await client.callTool({ name: 'forge.upload_document', arguments: { title: 'Report', text: DOCUMENT, media_type: 'text/markdown' } })).structuredContent as any;
+    t.is(uploaded.size_bytes, Buffer.byteLength(DOCUMENT));
+    t.is(uploaded.uri, `portico://forge/documents/${uploaded.id}`);
+    t.false('text' in uploaded);
+    const analysed = (await client.callTool({ name: 'forge.analyze_document', arguments: { document_id: uploaded.id } })).structuredContent as any;
+    t.deepEqual(analysed.analysis, analyzeText(DOCUMENT));
+    const resource = await client.readResource({ uri: uploaded.uri });
+    t.is(JSON.parse((resource.contents[0] as any).text).text, DOCUMENT);
+    const missing = await client.readResource({ uri: 'portico://forge/documents/00000000-0000-4000-8000-000000000000' }).catch((e) => e);
+    t.is(missing.code, -32002);
+    t.is(missing.data.code, 'not_found');
+    const otherProduct = await client.readResource({ uri: `portico://aegis/documents/${uploaded.id}` }).catch((e) => e);
+    t.is(otherProduct.code, -32002);
+  } finally {
+    await close();
+  }
+});
+
+mcpTest('a client that declares elicitation is asked directly; accepting deletes, declining changes nothing', async (t, server) => {
+  const asked: string[] = [];
+  let answer: 'accept' | 'decline' = 'decline';
+  const { client, connection, close } = await connect(server, {
+    product: 'forge', tenant: 'acme', scopes: ALL,
+    elicit: (message) => {
+      asked.push(message);
+      return answer === 'accept' ? { action: 'accept', content: { confirm: true } } : { action: 'decline' };
+    },
+  });
+  try {
+    const target = await server.db('forge_conversations').where({ tenant_id: server.tenants.acme.id }).first('id');
+    const declined = await client.callTool({ name: 'forge.delete_conversation', arguments: { conversation_id: target.id } });
+    t.is((declined.structuredContent as any).code, 'confirmation_declined');
+    t.truthy(await server.db('forge_conversations').where({ id: target.id }).first());
+    answer = 'accept';
+    const accepted = await client.callTool({ name: 'forge.delete_conversation', arguments: { conversation_id: target.id } });
+    t.falsy(accepted.isError, JSON.stringify(accepted));
+    t.is(await server.db('forge_conversations').where({ id: target.id }).first(), undefined);
+    t.is(asked.length, 2);
+    t.regex(asked[0], new RegExp(`Permanently delete the conversation ${target.id}`));
+    t.deepEqual((await auditOf(server, 'acme', { connection_id: connection.id })).map((r) => r.outcome), ['confirmation_declined', 'ok']);
+  } finally {
+    await close();
+  }
+});
