@@ -8,7 +8,7 @@ import { authenticateBearer } from '../../db/grant_store.js';
 import { runAdmin } from '../../scripts/admin.js';
 import { purgeExpired, purgeUnusedClients, UNUSED_CLIENT_DAYS } from '../../auth/adapter.js';
 import { createTestDatabase, databasesUnderTest, testOnEachDatabase } from '../helpers/db.js';
-import { authorizeWithPassword, refresh, registerClient } from '../helpers/oauth.js';
+import { authorizeCode, authorizeWithPassword, refresh, registerClient } from '../helpers/oauth.js';
 import { freePort } from '../helpers/server.js';
 import { PASSWORD, startAuthServer } from './support.js';
 
@@ -90,6 +90,19 @@ for (const kind of databasesUnderTest()) {
       t.is(confidential.code, 0, confidential.err);
       t.regex(confidential.out, /client_secret: [\w-]{43}/);
       t.regex(confidential.out, /token_endpoint_auth_method: client_secret_basic/);
+
+      const backOffice = /client_id: (reg_[\w-]+)/.exec(confidential.out)![1];
+      const secret = /client_secret: ([\w-]+)/.exec(confidential.out)![1];
+      const code = await authorizeCode(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes: ['forge.chat.read'], clientId: backOffice, redirectUri: 'https://backoffice.acme.example/cb' });
+      const exchange = (authorization?: string) => fetch(`${server.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...(authorization ? { authorization } : {}) },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: code.code, redirect_uri: code.redirectUri, code_verifier: code.verifier, client_id: backOffice }),
+      });
+      const unauthenticated = await exchange();
+      t.is(((await unauthenticated.json()) as { error: string }).error, 'invalid_client', 'a confidential client must authenticate');
+      const authenticated = await exchange(`Basic ${Buffer.from(`${backOffice}:${secret}`).toString('base64')}`);
+      t.is(authenticated.status, 200);
 
       const listed = await cli(url, ['client', 'list']);
       t.regex(listed.out, /Acme Assistant\s+registered\s+none/);
