@@ -76,6 +76,7 @@ each('list_broadcasts pages with a cursor, without repeating or skipping', async
 each('a broadcast goes draft → scheduled → sent, and every other move is refused with a clear error', async (t, env) => {
   const draft = await env.ok(t, 'acme', BROADCASTS, 'herald.create_broadcast', { title: 'Holiday hours', body: 'Support closes at noon on Dec 24.', audience: 'customers' });
   t.is(draft.status, 'draft');
+  t.is(draft.uri, `portico://herald/broadcasts/${draft.id}`);
   t.is(draft.scheduled_for, null);
   const edited = await env.ok(t, 'acme', BROADCASTS, 'herald.update_broadcast', { broadcast_id: draft.id, body: 'Support closes at 13:00 on Dec 24.' });
   t.is(edited.body, 'Support closes at 13:00 on Dec 24.');
@@ -219,7 +220,7 @@ each('broadcast and document resources and the review prompt carry the tenant da
   const target = broadcasts.find((b: any) => b.title === 'Planned maintenance, Saturday 02:00 UTC');
   const read = await client.readResource({ uri: `portico://herald/broadcasts/${target.id}` });
   t.is(read.contents[0].mimeType, 'application/json');
-  t.deepEqual(JSON.parse((read.contents[0] as { text: string }).text), target);
+  t.deepEqual(JSON.parse((read.contents[0] as { text: string }).text), { ...target, uri: `portico://herald/broadcasts/${target.id}` });
 
   const { documents } = await env.ok(t, 'acme', ALL, 'herald.list_documents', { category: 'report' });
   const doc = JSON.parse(((await client.readResource({ uri: `portico://herald/documents/${documents[0].id}` })).contents[0] as { text: string }).text);

@@ -90,6 +90,7 @@ each('health records: vaccinations, visits and medications are recorded and read
   t.deepEqual(Object.keys(onlyVisits).sort(), ['pet', 'visits']);
   const full = await env.ok(t, 'acme', PETS, 'pawvault.get_pet', { pet_id: pet.id });
   t.is(full.microchip_number, '250268500123456');
+  t.is(full.uri, `portico://pawvault/pets/${pet.id}`);
   t.is(full.medications.length, 2);
 
   const updated = await env.ok(t, 'acme', PETS, 'pawvault.update_pet', { pet_id: pet.id, weight_kg: 2.1, microchip_number: null, notes: 'Loves kale' });

@@ -7,5 +7,8 @@ export default defineResource({
   description: 'One broadcast of the organization: title, body, audience, status, schedule and, once sent, when, by whom and to how many subscribers.',
   scope: 'herald.broadcasts.read',
   mimeType: 'application/json',
-  read: (id, { repos }: ToolContext<HeraldRepository>) => repos.broadcasts.get(id),
+  read: async (id, { repos, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.broadcasts.get(id);
+    return { ...record, uri: resourceUri('broadcasts', record.id) };
+  },
 });

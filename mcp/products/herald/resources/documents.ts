@@ -7,5 +7,8 @@ export default defineResource({
   description: 'One trust-center document with its full text, category, visibility, status and version.',
   scope: 'herald.trust.read',
   mimeType: 'application/json',
-  read: (id, { repos }: ToolContext<HeraldRepository>) => repos.documents.get(id),
+  read: async (id, { repos, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.documents.get(id);
+    return { ...record, uri: resourceUri('documents', record.id) };
+  },
 });

@@ -16,5 +16,8 @@ export default defineTool({
     body: textArg(20_000).describe('The message, plain text or Markdown, up to 20,000 characters.'),
     audience: z.enum(AUDIENCES).default('everyone').describe('Who it is for: everyone, customers, partners or internal.'),
   },
-  handler: (args, { repos, user }: ToolContext<HeraldRepository>) => repos.broadcasts.create(args, user.id),
+  handler: async (args, { repos, user, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.broadcasts.create(args, user.id);
+    return { ...record, uri: resourceUri('broadcasts', record.id) };
+  },
 });

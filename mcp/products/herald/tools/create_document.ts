@@ -17,5 +17,8 @@ export default defineTool({
     visibility: z.enum(VISIBILITIES).default('public').describe('public, or nda (shown only to readers under NDA).'),
     body: textArg(100_000).describe('Document text, plain text or Markdown, up to 100,000 characters.'),
   },
-  handler: (args, { repos, user }: ToolContext<HeraldRepository>) => repos.documents.create(args, user.id),
+  handler: async (args, { repos, user, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.documents.create(args, user.id);
+    return { ...record, uri: resourceUri('documents', record.id) };
+  },
 });

@@ -10,5 +10,8 @@ export default defineTool({
   scope: 'herald.trust.read',
   destructive: false,
   input: { document_id: z.string().min(1).max(200).describe('Id of the document.') },
-  handler: ({ document_id }, { repos }: ToolContext<HeraldRepository>) => repos.documents.get(document_id),
+  handler: async ({ document_id }, { repos, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.documents.get(document_id);
+    return { ...record, uri: resourceUri('documents', record.id) };
+  },
 });

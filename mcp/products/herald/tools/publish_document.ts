@@ -11,5 +11,8 @@ export default defineTool({
   scope: 'herald.trust.write',
   destructive: false,
   input: { document_id: z.string().min(1).max(200).describe('Id of the draft document.') },
-  handler: ({ document_id }, { repos, user }: ToolContext<HeraldRepository>) => repos.documents.publish(document_id, user.id),
+  handler: async ({ document_id }, { repos, user, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.documents.publish(document_id, user.id);
+    return { ...record, uri: resourceUri('documents', record.id) };
+  },
 });

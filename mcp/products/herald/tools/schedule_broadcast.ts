@@ -15,5 +15,8 @@ export default defineTool({
     broadcast_id: z.string().min(1).max(200).describe('Id of the draft broadcast.'),
     send_at: instantArg.describe('When it should go out, e.g. 2026-12-01T09:00:00Z; must be in the future.'),
   },
-  handler: ({ broadcast_id, send_at }, { repos }: ToolContext<HeraldRepository>) => repos.broadcasts.schedule(broadcast_id, Date.parse(send_at)),
+  handler: async ({ broadcast_id, send_at }, { repos, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.broadcasts.schedule(broadcast_id, Date.parse(send_at));
+    return { ...record, uri: resourceUri('broadcasts', record.id) };
+  },
 });

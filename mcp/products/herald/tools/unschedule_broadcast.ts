@@ -11,5 +11,8 @@ export default defineTool({
   scope: 'herald.broadcasts.write',
   destructive: false,
   input: { broadcast_id: z.string().min(1).max(200).describe('Id of the scheduled broadcast.') },
-  handler: ({ broadcast_id }, { repos }: ToolContext<HeraldRepository>) => repos.broadcasts.unschedule(broadcast_id),
+  handler: async ({ broadcast_id }, { repos, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.broadcasts.unschedule(broadcast_id);
+    return { ...record, uri: resourceUri('broadcasts', record.id) };
+  },
 });

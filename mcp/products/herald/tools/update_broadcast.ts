@@ -18,5 +18,8 @@ export default defineTool({
     body: textArg(20_000).optional().describe('New message, plain text or Markdown.'),
     audience: z.enum(AUDIENCES).optional().describe('New audience.'),
   },
-  handler: ({ broadcast_id, ...patch }, { repos }: ToolContext<HeraldRepository>) => repos.broadcasts.update(broadcast_id, patch),
+  handler: async ({ broadcast_id, ...patch }, { repos, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.broadcasts.update(broadcast_id, patch);
+    return { ...record, uri: resourceUri('broadcasts', record.id) };
+  },
 });

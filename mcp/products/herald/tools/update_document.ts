@@ -19,5 +19,8 @@ export default defineTool({
     visibility: z.enum(VISIBILITIES).optional().describe('New visibility.'),
     body: textArg(100_000).optional().describe('New text.'),
   },
-  handler: ({ document_id, ...patch }, { repos }: ToolContext<HeraldRepository>) => repos.documents.update(document_id, patch),
+  handler: async ({ document_id, ...patch }, { repos, resourceUri }: ToolContext<HeraldRepository>) => {
+    const record = await repos.documents.update(document_id, patch);
+    return { ...record, uri: resourceUri('documents', record.id) };
+  },
 });

@@ -17,5 +17,8 @@ export default defineTool({
     status: z.enum(ENDPOINT_STATUSES).optional().describe('active or deprecated.'),
     rate_limit_per_minute: z.number().int().min(1).max(100_000).optional().describe('Calls allowed per minute per API key (1-100000).'),
   },
-  handler: ({ endpoint_id, ...patch }, { repos }: ToolContext<MidasRepository>) => repos.endpoints.update(endpoint_id, patch),
+  handler: async ({ endpoint_id, ...patch }, { repos, resourceUri }: ToolContext<MidasRepository>) => {
+    const record = await repos.endpoints.update(endpoint_id, patch);
+    return { ...record, uri: resourceUri('endpoints', record.id) };
+  },
 });

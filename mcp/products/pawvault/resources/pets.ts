@@ -7,5 +7,8 @@ export default defineResource({
   description: "One pet's profile with its recent vaccinations, vet visits and medications.",
   scope: 'pawvault.pets.read',
   mimeType: 'application/json',
-  read: (id, { repos }: ToolContext<PawvaultRepository>) => repos.pets.get(id),
+  read: async (id, { repos, resourceUri }: ToolContext<PawvaultRepository>) => {
+    const record = await repos.pets.get(id);
+    return { ...record, uri: resourceUri('pets', record.id) };
+  },
 });

@@ -21,6 +21,8 @@ export default defineTool({
     weight_kg: z.number().positive().max(1000).optional().describe('Weight in kilograms.'),
     notes: z.string().trim().max(2000).optional().describe('Allergies, temperament, diet...'),
   },
-  handler: ({ birth_date, ...rest }, { repos }: ToolContext<PawvaultRepository>) =>
-    repos.pets.add({ ...rest, birth_date: birth_date === undefined ? undefined : dateToMs(birth_date) }),
+  handler: async ({ birth_date, ...rest }, { repos, resourceUri }: ToolContext<PawvaultRepository>) => {
+    const record = await repos.pets.add({ ...rest, birth_date: birth_date === undefined ? undefined : dateToMs(birth_date) });
+    return { ...record, uri: resourceUri('pets', record.id) };
+  },
 });

@@ -11,5 +11,8 @@ export default defineTool({
   scope: 'pawvault.pets.read',
   destructive: false,
   input: { pet_id: z.string().min(1).max(200).describe('Id of the pet.') },
-  handler: ({ pet_id }, { repos }: ToolContext<PawvaultRepository>) => repos.pets.get(pet_id),
+  handler: async ({ pet_id }, { repos, resourceUri }: ToolContext<PawvaultRepository>) => {
+    const record = await repos.pets.get(pet_id);
+    return { ...record, uri: resourceUri('pets', record.id) };
+  },
 });

@@ -23,6 +23,8 @@ export default defineTool({
     weight_kg: z.number().positive().max(1000).nullable().optional().describe('New weight in kilograms; null clears it.'),
     notes: z.string().trim().max(2000).nullable().optional().describe('New notes; null clears them.'),
   },
-  handler: ({ pet_id, birth_date, ...rest }, { repos }: ToolContext<PawvaultRepository>) =>
-    repos.pets.update(pet_id, { ...rest, birth_date: birth_date === undefined ? undefined : birth_date === null ? null : dateToMs(birth_date) }),
+  handler: async ({ pet_id, birth_date, ...rest }, { repos, resourceUri }: ToolContext<PawvaultRepository>) => {
+    const record = await repos.pets.update(pet_id, { ...rest, birth_date: birth_date === undefined ? undefined : birth_date === null ? null : dateToMs(birth_date) });
+    return { ...record, uri: resourceUri('pets', record.id) };
+  },
 });

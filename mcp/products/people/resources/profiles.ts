@@ -7,5 +7,8 @@ export default defineResource({
   description: "One person's profile with their manager, number of direct reports and onboarding checklist.",
   scope: 'people.profiles.read',
   mimeType: 'application/json',
-  read: (id, { repos }: ToolContext<PeopleRepository>) => repos.profiles.get(id),
+  read: async (id, { repos, resourceUri }: ToolContext<PeopleRepository>) => {
+    const record = await repos.profiles.get(id);
+    return { ...record, uri: resourceUri('profiles', record.id) };
+  },
 });

@@ -11,5 +11,8 @@ export default defineTool({
   scope: 'people.lifecycle.write',
   destructive: false,
   input: { task_id: z.string().min(1).max(200).describe('Id of the onboarding task (from people.get_person).') },
-  handler: ({ task_id }, { repos, user }: ToolContext<PeopleRepository>) => repos.lifecycle.completeTask(task_id, user.id),
+  handler: async ({ task_id }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
+    const record = await repos.lifecycle.completeTask(task_id, user.id);
+    return { ...record, uri: resourceUri('profiles', record.id) };
+  },
 });

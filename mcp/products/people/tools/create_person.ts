@@ -22,6 +22,8 @@ export default defineTool({
     start_date: dateArg.optional().describe('First working day, YYYY-MM-DD.'),
     status: z.enum(['pre_hire', 'active']).default('pre_hire').describe('pre_hire for a new hire (default), active for someone already working here.'),
   },
-  handler: ({ start_date, ...rest }, { repos, user }: ToolContext<PeopleRepository>) =>
-    repos.profiles.create({ ...rest, start_date: start_date === undefined ? undefined : dateToMs(start_date) }, user.id),
+  handler: async ({ start_date, ...rest }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
+    const record = await repos.profiles.create({ ...rest, start_date: start_date === undefined ? undefined : dateToMs(start_date) }, user.id);
+    return { ...record, uri: resourceUri('profiles', record.id) };
+  },
 });

@@ -11,5 +11,8 @@ export default defineTool({
   scope: 'people.profiles.read',
   destructive: false,
   input: { person_id: z.string().min(1).max(200).describe('Id of the person.') },
-  handler: ({ person_id }, { repos }: ToolContext<PeopleRepository>) => repos.profiles.get(person_id),
+  handler: async ({ person_id }, { repos, resourceUri }: ToolContext<PeopleRepository>) => {
+    const record = await repos.profiles.get(person_id);
+    return { ...record, uri: resourceUri('profiles', record.id) };
+  },
 });

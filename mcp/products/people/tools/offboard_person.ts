@@ -18,6 +18,8 @@ export default defineTool({
     last_day: dateArg.describe('Last working day, YYYY-MM-DD.'),
     reason: textArg(500).describe('Why they leave (resignation, end of contract, ...).'),
   },
-  handler: ({ person_id, last_day, reason }, { repos, user }: ToolContext<PeopleRepository>) =>
-    repos.lifecycle.offboard(person_id, { last_day: dateToMs(last_day)!, reason }, user.id),
+  handler: async ({ person_id, last_day, reason }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
+    const record = await repos.lifecycle.offboard(person_id, { last_day: dateToMs(last_day)!, reason }, user.id);
+    return { ...record, uri: resourceUri('profiles', record.id) };
+  },
 });

@@ -27,6 +27,8 @@ export default defineTool({
       .optional()
       .describe('A checklist instead of the default one.'),
   },
-  handler: ({ person_id, start_date, tasks }, { repos, user }: ToolContext<PeopleRepository>) =>
-    repos.lifecycle.startOnboarding(person_id, { start_date: start_date === undefined ? undefined : dateToMs(start_date), tasks }, user.id),
+  handler: async ({ person_id, start_date, tasks }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
+    const record = await repos.lifecycle.startOnboarding(person_id, { start_date: start_date === undefined ? undefined : dateToMs(start_date), tasks }, user.id);
+    return { ...record, uri: resourceUri('profiles', record.id) };
+  },
 });

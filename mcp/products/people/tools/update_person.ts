@@ -23,6 +23,8 @@ export default defineTool({
     manager_id: z.string().min(1).max(200).nullable().optional().describe('Id of the new manager; null removes the manager.'),
     start_date: dateArg.optional().describe('New start date, YYYY-MM-DD.'),
   },
-  handler: ({ person_id, start_date, ...rest }, { repos, user }: ToolContext<PeopleRepository>) =>
-    repos.profiles.update(person_id, { ...rest, start_date: start_date === undefined ? undefined : dateToMs(start_date) }, user.id),
+  handler: async ({ person_id, start_date, ...rest }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
+    const record = await repos.profiles.update(person_id, { ...rest, start_date: start_date === undefined ? undefined : dateToMs(start_date) }, user.id);
+    return { ...record, uri: resourceUri('profiles', record.id) };
+  },
 });

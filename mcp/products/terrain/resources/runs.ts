@@ -7,5 +7,8 @@ export default defineResource({
   description: 'One workflow run with its status, every step and its state, and the history of who moved it when.',
   scope: 'terrain.runs.read',
   mimeType: 'application/json',
-  read: (id, { repos }: ToolContext<TerrainRepository>) => repos.runs.get(id),
+  read: async (id, { repos, resourceUri }: ToolContext<TerrainRepository>) => {
+    const record = await repos.runs.get(id);
+    return { ...record, uri: resourceUri('runs', record.id) };
+  },
 });

@@ -7,5 +7,8 @@ export default defineResource({
   description: 'One workflow definition with its ordered steps and their instructions.',
   scope: 'terrain.workflows.read',
   mimeType: 'application/json',
-  read: (id, { repos }: ToolContext<TerrainRepository>) => repos.workflows.get(id),
+  read: async (id, { repos, resourceUri }: ToolContext<TerrainRepository>) => {
+    const record = await repos.workflows.get(id);
+    return { ...record, uri: resourceUri('workflows', record.id) };
+  },
 });

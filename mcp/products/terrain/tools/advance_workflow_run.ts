@@ -15,5 +15,8 @@ export default defineTool({
     run_id: z.string().min(1).max(200).describe('Id of the running workflow run.'),
     note: z.string().trim().max(1000).optional().describe('A note about the finished step (findings, evidence).'),
   },
-  handler: ({ run_id, note }, { repos, user }: ToolContext<TerrainRepository>) => repos.runs.advance(run_id, note, user.id),
+  handler: async ({ run_id, note }, { repos, user, resourceUri }: ToolContext<TerrainRepository>) => {
+    const record = await repos.runs.advance(run_id, note, user.id);
+    return { ...record, uri: resourceUri('runs', record.id) };
+  },
 });

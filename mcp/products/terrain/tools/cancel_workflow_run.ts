@@ -15,5 +15,8 @@ export default defineTool({
     run_id: z.string().min(1).max(200).describe('Id of the running workflow run.'),
     reason: z.string().trim().max(500).optional().describe('Why the run is cancelled.'),
   },
-  handler: ({ run_id, reason }, { repos, user }: ToolContext<TerrainRepository>) => repos.runs.cancel(run_id, reason, user.id),
+  handler: async ({ run_id, reason }, { repos, user, resourceUri }: ToolContext<TerrainRepository>) => {
+    const record = await repos.runs.cancel(run_id, reason, user.id);
+    return { ...record, uri: resourceUri('runs', record.id) };
+  },
 });

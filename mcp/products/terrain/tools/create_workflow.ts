@@ -21,5 +21,8 @@ export default defineTool({
       .max(50)
       .describe('The steps in the order they are done.'),
   },
-  handler: (args, { repos, user }: ToolContext<TerrainRepository>) => repos.workflows.create(args, user.id),
+  handler: async (args, { repos, user, resourceUri }: ToolContext<TerrainRepository>) => {
+    const record = await repos.workflows.create(args, user.id);
+    return { ...record, uri: resourceUri('workflows', record.id) };
+  },
 });

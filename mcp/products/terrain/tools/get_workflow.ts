@@ -9,5 +9,8 @@ export default defineTool({
   scope: 'terrain.workflows.read',
   destructive: false,
   input: { workflow_id: z.string().min(1).max(200).describe('Id of the workflow definition.') },
-  handler: ({ workflow_id }, { repos }: ToolContext<TerrainRepository>) => repos.workflows.get(workflow_id),
+  handler: async ({ workflow_id }, { repos, resourceUri }: ToolContext<TerrainRepository>) => {
+    const record = await repos.workflows.get(workflow_id);
+    return { ...record, uri: resourceUri('workflows', record.id) };
+  },
 });

@@ -11,5 +11,8 @@ export default defineTool({
   scope: 'terrain.runs.read',
   destructive: false,
   input: { run_id: z.string().min(1).max(200).describe('Id of the workflow run.') },
-  handler: ({ run_id }, { repos }: ToolContext<TerrainRepository>) => repos.runs.get(run_id),
+  handler: async ({ run_id }, { repos, resourceUri }: ToolContext<TerrainRepository>) => {
+    const record = await repos.runs.get(run_id);
+    return { ...record, uri: resourceUri('runs', record.id) };
+  },
 });

@@ -16,5 +16,8 @@ export default defineTool({
     subject: textArg(200).describe('What this run is about.'),
     note: z.string().trim().max(1000).optional().describe('A note recorded with the start.'),
   },
-  handler: (args, { repos, user }: ToolContext<TerrainRepository>) => repos.runs.start(args, user.id),
+  handler: async (args, { repos, user, resourceUri }: ToolContext<TerrainRepository>) => {
+    const record = await repos.runs.start(args, user.id);
+    return { ...record, uri: resourceUri('runs', record.id) };
+  },
 });
