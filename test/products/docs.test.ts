@@ -1,0 +1,22 @@
+import test from 'ava';
+import fs from 'node:fs';
+import { PRODUCTS_DOC, renderProductsDoc } from '../../scripts/products_doc.js';
+import { PRODUCTS } from '../../mcp/products/index.js';
+
+test('docs/products.md is generated from the current catalog (run npm run docs:products)', (t) => {
+  t.is(fs.readFileSync(PRODUCTS_DOC, 'utf8'), renderProductsDoc());
+});
+
+test('the products document names every server, tool and scope, and marks destructive tools', (t) => {
+  const doc = renderProductsDoc();
+  t.is(PRODUCTS.length, 10);
+  for (const product of PRODUCTS) {
+    t.true(doc.includes(`\`/mcp/${product.id}\``), product.id);
+    for (const scope of Object.keys(product.scopes)) t.true(doc.includes(`| \`${scope}\` |`), scope);
+    for (const tool of product.tools) {
+      const row = doc.split('\n').find((line) => line.startsWith(`| \`${tool.name}\`(`));
+      t.truthy(row, tool.name);
+      t.is(row!.includes('| **yes** |'), tool.destructive, `${tool.name} destructive flag`);
+    }
+  }
+});
