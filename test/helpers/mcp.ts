@@ -180,7 +180,7 @@ export async function rawCall(
 }
 
 /** The audit records of a tenant, oldest first. */
-export async function auditOf(server: McpTestServer, tenant: 'acme' | 'globex', filter: Partial<Pick<DbAuditRow, 'name' | 'kind' | 'connection_id' | 'outcome'>> = {}): Promise<DbAuditRow[]> {
+export async function auditOf(server: McpTestServer, tenant: 'acme' | 'globex', filter: Partial<Pick<DbAuditRow, 'name' | 'kind' | 'connection_id' | 'outcome' | 'user_id' | 'product'>> = {}): Promise<DbAuditRow[]> {
   return server.db<DbAuditRow>('audit_log').where({ tenant_id: server.tenants[tenant].id, ...filter }).orderBy('seq');
 }
 

@@ -9,7 +9,7 @@ import { connect, grant, mcpTest } from '../helpers/mcp.js';
 mcpTest('GET {mcp_url}/ lists every product with its status, tools, templates, prompts, scopes and metadata URL', async (t, server) => {
   const response = await fetch(`${server.mcpUrl}/`);
   t.is(response.status, 200);
-  const body = await response.json();
+  const body = (await response.json()) as any;
   t.is(body.version, VERSION);
   t.deepEqual(body.mcp_protocol_versions, SUPPORTED_PROTOCOL_VERSIONS);
   t.deepEqual(body.products.map((p: any) => p.id), PRODUCTS.map((p) => p.id));
@@ -39,7 +39,7 @@ mcpTest('GET {mcp_url}/ lists every product with its status, tools, templates, p
 mcpTest('GET {mcp_url}/{product}/list_tools shows every tool with schema, scope, destructive flag and annotations', async (t, server) => {
   const response = await fetch(`${server.mcpUrl}/forge/list_tools`);
   t.is(response.status, 200);
-  const body = await response.json();
+  const body = (await response.json()) as any;
   t.is(body.product, 'forge');
   const forge = PRODUCTS.find((p) => p.id === 'forge')!;
   t.deepEqual(body.tools.map((tool: any) => tool.name), forge.tools.map((tool) => tool.name));
@@ -56,17 +56,17 @@ mcpTest('GET {mcp_url}/{product}/list_tools shows every tool with schema, scope,
   t.deepEqual([del.destructive, del.annotations.destructiveHint, del.input_schema.properties.confirmed.type], [true, true, 'boolean']);
   const unknown = await fetch(`${server.mcpUrl}/nosuch/list_tools`);
   t.is(unknown.status, 404);
-  t.is((await unknown.json()).error.code, 'not_found');
+  t.is(((await unknown.json()) as any).error.code, 'not_found');
   const post = await fetch(`${server.mcpUrl}/forge/list_tools`, { method: 'POST' });
   t.is(post.status, 405);
-  t.is((await post.json()).error.code, 'method_not_allowed');
+  t.is(((await post.json()) as any).error.code, 'method_not_allowed');
 });
 
 mcpTest('Protected Resource Metadata names exactly the product URL, the authorization server and the product scopes', async (t, server) => {
   for (const product of PRODUCTS.filter((p) => p.status === 'live')) {
     const response = await fetch(`${new URL(server.mcpUrl).origin}/.well-known/oauth-protected-resource/mcp/${product.id}`);
     t.is(response.status, 200);
-    const body = await response.json();
+    const body = (await response.json()) as any;
     t.is(body.resource, `${server.mcpUrl}/${product.id}`);
     t.deepEqual(body.authorization_servers, [server.config.authUrl]);
     t.deepEqual(body.scopes_supported, Object.keys(product.scopes));

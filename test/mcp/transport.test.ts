@@ -162,5 +162,5 @@ mcpTest('GET without a session is refused; unsupported HTTP methods answer 405',
   const put = await fetch(`${server.mcpUrl}/forge`, { method: 'PUT', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: '{}' });
   t.is(put.status, 405);
   t.is(put.headers.get('allow'), 'GET, POST, DELETE');
-  t.is((await put.json()).error.data.code, 'method_not_allowed');
+  t.is(((await put.json()) as any).error.data.code, 'method_not_allowed');
 });

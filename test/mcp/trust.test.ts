@@ -22,8 +22,9 @@ async function recordsOf(server: McpTestServer, tenant: 'acme' | 'globex', conne
   return auditOf(server, tenant, { connection_id: connectionId, name });
 }
 
-function toolCall(name: string, args: unknown) {
-  return { name, arguments: args };
+function toolCall(name: string, args: unknown): { name: string; arguments: Record<string, unknown> } {
+  // Raw calls deliberately send malformed arguments too; the wire does not care about TypeScript.
+  return { name, arguments: args as Record<string, unknown> };
 }
 
 function assertJsonRpcError(t: ExecutionContext, response: RawResponse, status: number, rpcCode: number, code: string) {
