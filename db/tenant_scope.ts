@@ -36,8 +36,8 @@ export class TenantScope {
   }
 
   /** Inserts rows stamped with this tenant; returns them with their ids. */
-  async insert<Row extends { id?: string }>(table: string, row: Row): Promise<Row & { id: string; tenant_id: string }> {
-    const stamped = { ...row, id: row.id ?? randomUUID(), tenant_id: this.tenantId };
+  async insert<Row extends object>(table: string, row: Row): Promise<Row & { id: string; tenant_id: string }> {
+    const stamped = { ...row, id: (row as { id?: string }).id ?? randomUUID(), tenant_id: this.tenantId };
     await this.db(table).insert(stamped);
     return stamped;
   }
