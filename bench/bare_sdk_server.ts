@@ -30,7 +30,9 @@ const httpServer = http.createServer(async (req, res) => {
     transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: jsonResponse,
-      onsessioninitialized: (id) => transports.set(id, transport!),
+      onsessioninitialized: (id) => {
+        transports.set(id, transport!);
+      },
     });
     await newServer().connect(transport);
   }
