@@ -1,5 +1,5 @@
 /**
- * The protected resources (RFC 8707): one per live product server, `{mcp_url}/{product}`, plus the
+ * The protected resources (RFC 8707): one per product server, `{mcp_url}/{product}`, plus the
  * console API `{api_url}/mcp`. Liveness can change while the process runs (a product ships), so
  * every question goes to the catalog; nothing here is computed once at start.
  */
@@ -36,8 +36,10 @@ export class ResourceRegistry {
     if (!base || !canonical.startsWith(`${base}/`)) return undefined;
     const product = canonical.slice(base.length + 1);
     if (!/^[a-z][a-z0-9]*$/.test(product)) return undefined;
-    const scopes = this.catalog.scopesOf(product);
-    if (!scopes.length) return undefined; // unknown, or not live (yet)
+    // A roadmap product is a resource too: a client may connect before it ships, sees no tools,
+    // and is told (tools/list_changed) when they appear. Its tools refuse calls until then.
+    const scopes = Object.keys(this.catalog.product(product)?.scopes ?? {});
+    if (!scopes.length) return undefined; // no such product
     return { uri: `${base}/${product}`, product, scopes };
   }
 
@@ -80,7 +82,9 @@ export class ResourceRegistry {
   /** Human title of a resource for the consent page. */
   titleOf(resource: ProtectedResource): string {
     if (resource.product === CONSOLE_PRODUCT) return 'Portico console';
-    return this.catalog.product(resource.product)?.title ?? resource.product;
+    const product = this.catalog.product(resource.product);
+    if (!product) return resource.product;
+    return this.catalog.isLive(product.id) ? product.title : `${product.title} (on the roadmap: its tools appear when it ships)`;
   }
 }
 

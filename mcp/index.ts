@@ -42,7 +42,6 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
         if (!product) return next();
         ctx.state.route = '/.well-known/oauth-protected-resource/mcp/:product';
         readOnly(ctx);
-        if (!isLive(product.id)) throw new AppError('not_found', `${product.id} is on the roadmap and not served yet`);
         ctx.set('Access-Control-Allow-Origin', '*');
         ctx.body = protectedResourceMetadata(publicDeps, product);
         return;
@@ -65,7 +64,7 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
         return;
       }
       ctx.state.route = `${mcpPath}/:product`;
-      if (!isLive(product.id)) throw new AppError('not_found', `${product.id} is on the roadmap and not served yet`);
+      // A roadmap server accepts sessions and lists no tools; they appear, with tools/list_changed, when it ships.
       await host.handle(ctx, product.id);
     });
   };

@@ -70,7 +70,7 @@ for (const kind of databasesUnderTest()) {
         ['an unknown resource', { clientId, resource: 'https://evil.example/mcp/forge', scopes: ['forge.chat.read'] }, /unknown resource/],
         ['a fragment', { clientId, resource: `${server.forge}#x`, scopes: ['forge.chat.read'] }, /fragment/],
         ['a relative resource', { clientId, resource: '/mcp/forge', scopes: ['forge.chat.read'] }, /absolute URI/],
-        ['a roadmap product', { clientId, resource: `${server.url}/mcp/midas`, scopes: ['midas.ledger.read'] }, /unknown resource/],
+        ['a product that does not exist', { clientId, resource: `${server.url}/mcp/zeus`, scopes: ['forge.chat.read'] }, /unknown resource/],
       ];
       for (const [label, options, description] of cases) {
         const attempt = await startAuthorization(server.url, options);
@@ -88,12 +88,14 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
-  test(`a product becomes a resource when it ships, without a restart [${kind}]`, async (t) => {
+  test(`a roadmap product can be connected before it ships; shipping advertises its scopes without a restart [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
       const midas = `${server.url}/mcp/midas`;
       const before = (await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json()) as { scopes_supported: string[] };
       t.false(before.scopes_supported.includes('midas.ledger.read'));
+      const early = await authorizeWithPassword(server.url, { ...alice, resource: midas, scopes: ['midas.ledger.read'] });
+      t.is((await authenticateBearer(server.portico.context.db, early.accessToken, midas)).product, 'midas');
       server.live.add('midas');
       const after = (await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json()) as { scopes_supported: string[] };
       t.true(after.scopes_supported.includes('midas.ledger.read'));

@@ -7,6 +7,7 @@ import { setSurfaceStatus } from '../../db/surfaces.js';
 import { midas } from '../../mcp/products/midas/index.js';
 import type { McpTestServer } from '../helpers/mcp.js';
 import { connect, mcpTest, rawCall, grant } from '../helpers/mcp.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite, type ProductEnv, type Tenant,
 } from './product_suite.js';
@@ -43,7 +44,7 @@ mcpTest('midas is listed as roadmap with no tools until it ships; then its tools
   t.deepEqual(listBefore, { product: 'midas', status: 'roadmap', tools: [] });
   const { token } = await grant(server, { product: 'midas', tenant: 'acme', scopes: READ });
   const refused = await rawCall(server, token, 'midas', 'tools/call', { name: 'midas.list_endpoints', arguments: {} });
-  t.is(refused.status, 404);
+  t.is(refused.body?.error?.data?.code, 'unknown_tool', 'a roadmap server accepts the session but serves no tool');
 
   await ship(server);
   const after = (await inventoryOf()).products.find((p) => p.id === 'midas')!;
@@ -173,4 +174,22 @@ each('the endpoint resource and the usage report prompt carry the tenant data', 
   t.regex(text, /DELETE \/v0\/quotes\/\{id\} \(deprecated\)/);
   t.notRegex(text, /shipments/);
   await t.throwsAsync(client.getPrompt({ name: 'midas.usage_report', arguments: { days: 'a week' } }), { message: /days/ });
+});
+
+mcpTest('a client connected to midas before it ships sees no tools, is told when it ships, then sees them', async (t, server) => {
+  const { client, close } = await connect(server, { product: 'midas', tenant: 'acme', scopes: ALL });
+  try {
+    t.deepEqual((await client.listTools()).tools, []);
+    t.deepEqual((await client.listPrompts()).prompts, []);
+    const changed = new Promise<'notified'>((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve('notified')));
+    await ship(server);
+    const outcome = await Promise.race([changed, new Promise<'silent'>((resolve) => setTimeout(() => resolve('silent'), 5_000))]);
+    t.is(outcome, 'notified', 'notifications/tools/list_changed reached the connected session');
+    const listed = await client.listTools();
+    t.deepEqual(listed.tools.map((tool) => tool.name).sort(), midas.tools.map((tool) => tool.name).sort());
+    const result = await client.callTool({ name: 'midas.list_endpoints', arguments: {} });
+    t.not(result.isError, true);
+  } finally {
+    await close();
+  }
 });
