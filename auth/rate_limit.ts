@@ -1,27 +1,2 @@
-/**
- * A fixed-window counter per key (e.g. per client IP). In memory, per instance: behind N
- * instances the effective limit is at most N times the configured one, which is enough to stop
- * registration floods and password guessing without a database write per request.
- */
-export class WindowLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
-
-  constructor(private readonly limit: number, private readonly windowMs: number) {}
-
-  /** Counts one hit; returns 0 when allowed, otherwise the seconds until the window resets. */
-  hit(key: string, now = Date.now()): number {
-    if (this.windows.size > 10_000) this.sweep(now);
-    let window = this.windows.get(key);
-    if (!window || now - window.start >= this.windowMs) {
-      window = { start: now, count: 0 };
-      this.windows.set(key, window);
-    }
-    window.count += 1;
-    if (window.count <= this.limit) return 0;
-    return Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
-  }
-
-  private sweep(now: number): void {
-    for (const [key, window] of this.windows) if (now - window.start >= this.windowMs) this.windows.delete(key);
-  }
-}
+/** The limiter moved to shared/ so that the MCP host counts calls per connection with the same code. */
+export { WindowLimiter } from '../shared/rate_limit.js';

@@ -26,6 +26,7 @@ import type { Catalog } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
 import { readBody, type PorticoState } from '../shared/http.js';
+import { WindowLimiter } from '../shared/rate_limit.js';
 import type { Logger } from '../shared/log.js';
 import { jsonRpcErrorBody, jsonRpcErrorOf } from './errors.js';
 import type { Pipeline, PipelineMethod } from './pipeline.js';
@@ -70,10 +71,13 @@ export class McpHost {
   /** One JSON-schema validator for every session's Server: building Ajv per server is the SDK's largest fixed cost. */
   private readonly validator = new AjvJsonSchemaValidator();
   private readonly allowedOrigins: Set<string>;
+  /** RATE_LIMIT_PER_MINUTE, counted per connection (DESIGN.md §10). */
+  private readonly limiter: WindowLimiter;
 
   constructor(private readonly deps: HostDeps) {
     this.sessions = new SessionRegistry({ idleMs: deps.config.sessionIdleMs, maxPerConnection: deps.config.maxSessionsPerConnection });
     this.allowedOrigins = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).origin));
+    this.limiter = new WindowLimiter(deps.config.rateLimitPerMinute, 60_000);
   }
 
   /** Protected Resource Metadata URL of a product (RFC 9728 §3.1: path-inserted well-known form). */
@@ -109,6 +113,9 @@ export class McpHost {
         }
         throw error;
       }
+
+      const retryAfter = this.limiter.hit(principal.connectionId);
+      if (retryAfter) throw new AppError('rate_limited', `too many requests on this connection; retry in ${retryAfter} s`, { headers: { 'Retry-After': String(retryAfter) } });
 
       const session = await this.sessionFor(ctx, productId, principal, message);
       if (!session) return;
