@@ -71,12 +71,15 @@ export class McpHost {
   /** One JSON-schema validator for every session's Server: building Ajv per server is the SDK's largest fixed cost. */
   private readonly validator = new AjvJsonSchemaValidator();
   private readonly allowedOrigins: Set<string>;
+  private readonly allowedHosts: Set<string>;
   /** RATE_LIMIT_PER_MINUTE, counted per connection (DESIGN.md §10). */
   private readonly limiter: WindowLimiter;
 
   constructor(private readonly deps: HostDeps) {
     this.sessions = new SessionRegistry({ idleMs: deps.config.sessionIdleMs, maxPerConnection: deps.config.maxSessionsPerConnection });
     this.allowedOrigins = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).origin));
+    this.allowedHosts = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).hostname)
+      .concat('localhost', '127.0.0.1', '[::1]', ...deps.config.allowedHosts));
     this.limiter = new WindowLimiter(deps.config.rateLimitPerMinute, 60_000);
   }
 
@@ -95,6 +98,8 @@ export class McpHost {
       // MCP transports, "Security Warning": validate Origin to stop DNS rebinding from browsers.
       const origin = ctx.get('origin');
       if (origin && !this.allowedOrigins.has(origin)) throw new AppError('forbidden', 'requests from this Origin are not accepted');
+      // The same warning, for pages that are same-origin after a DNS rebinding (they send no Origin on GET): Host must be ours.
+      if (!this.allowedHosts.has('*') && !this.allowedHosts.has(ctx.hostname.toLowerCase())) throw new AppError('forbidden', 'requests for this Host are not accepted (see ALLOWED_HOSTS)');
       if (!['POST', 'GET', 'DELETE'].includes(ctx.method)) {
         ctx.set('Allow', 'GET, POST, DELETE');
         throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use POST, GET or DELETE`);

@@ -27,6 +27,8 @@ export interface Config {
   toolTimeoutMs: number;
   sessionIdleMs: number;
   maxSessionsPerConnection: number;
+  /** Extra host names the MCP servers answer to, besides those of the public URLs and loopback ('*': any). */
+  allowedHosts: string[];
 }
 
 export class ConfigError extends Error {
@@ -60,6 +62,7 @@ export function loadConfig(env: Env = process.env): Config {
     toolTimeoutMs: integer(env, 'TOOL_TIMEOUT_MS', 15_000, 100, 600_000),
     sessionIdleMs: integer(env, 'SESSION_IDLE_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
     maxSessionsPerConnection: integer(env, 'MAX_SESSIONS_PER_CONNECTION', 10, 1, 1_000),
+    allowedHosts: hostList(env, 'ALLOWED_HOSTS'),
   };
 }
 
@@ -106,6 +109,14 @@ function baseUrl(env: Env, name: string, fallback: string): string {
     throw new ConfigError(name, 'must not carry a query, fragment or credentials');
   }
   return url.href.replace(/\/+$/, '');
+}
+
+function hostList(env: Env, name: string): string[] {
+  const names = (env[name] ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  for (const host of names) {
+    if (host !== '*' && !/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/.test(host)) throw new ConfigError(name, `expected host names separated by commas, got ${JSON.stringify(host)}`);
+  }
+  return names;
 }
 
 function database(env: Env, dataDir: string): DatabaseConfig {
