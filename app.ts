@@ -87,9 +87,11 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError('not_found', `no route for ${ctx.method} ${ctx.path}`);
     });
 
-    const server = http.createServer(app.callback());
-    server.headersTimeout = 30_000;
-    server.requestTimeout = 60_000;
+    // Slow senders (slowloris) are cut off once the whole request took longer than REQUEST_TIMEOUT_MS;
+    // Node checks at connectionsCheckingInterval, so that follows the configured time-out.
+    const server = http.createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))) }, app.callback());
+    server.headersTimeout = Math.min(30_000, config.requestTimeoutMs);
+    server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = 5_000;
     const sockets = new Set<Socket>();
     server.on('connection', (socket) => {
