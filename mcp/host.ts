@@ -29,6 +29,7 @@ import { readBody, type PorticoState } from '../shared/http.js';
 import { WindowLimiter } from '../shared/rate_limit.js';
 import type { Logger } from '../shared/log.js';
 import { jsonRpcErrorBody, jsonRpcErrorOf } from './errors.js';
+import { assertMessageShape } from './message_limits.js';
 import type { Pipeline, PipelineMethod } from './pipeline.js';
 import { SessionRegistry, type Session } from './sessions.js';
 
@@ -152,6 +153,7 @@ export class McpHost {
     // MCP transports 2025-06-18+: the body is a single message; batches are refused whole (checklist I5).
     if (Array.isArray(parsed)) throw new AppError('invalid_request', 'JSON-RPC batches are not accepted; send one message per request');
     if (!parsed || typeof parsed !== 'object') throw new AppError('invalid_request', 'the body must be a JSON-RPC message object');
+    assertMessageShape(parsed);
     return parsed as Record<string, any>;
   }
 
