@@ -78,7 +78,7 @@ export class McpHost {
 
   constructor(private readonly deps: HostDeps) {
     this.sessions = new SessionRegistry({ idleMs: deps.config.sessionIdleMs, maxPerConnection: deps.config.maxSessionsPerConnection });
-    this.allowedOrigins = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).origin));
+    this.allowedOrigins = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).origin).concat(deps.config.mcpCorsOrigins));
     this.allowedHosts = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).hostname)
       .concat('localhost', '127.0.0.1', '[::1]', ...deps.config.allowedHosts));
     this.limiter = new WindowLimiter(deps.config.rateLimitPerMinute, 60_000);

@@ -10,6 +10,8 @@ import type { Catalog } from '../shared/catalog.js';
 import { AppError } from '../shared/errors.js';
 import type { EventBus } from '../shared/events.js';
 import type { PorticoState } from '../shared/http.js';
+import { clientConfigRoute } from './client_config.js';
+import { mcpCors } from './cors.js';
 import { McpHost } from './host.js';
 import { Pipeline } from './pipeline.js';
 import { inventory, listTools, protectedResourceMetadata, type PublicDeps } from './rest.js';
@@ -35,6 +37,9 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
     const metadataPrefix = `/.well-known/oauth-protected-resource${mcpPath}/`;
     const productRoute = new RegExp(`^${escapeRegExp(mcpPath)}/([a-z][a-z0-9]*)(/list_tools)?/?$`);
 
+    // Browser clients (CORS) and the client configuration document (shared/client_config.ts), issue 9.
+    app.use(mcpCors({ catalog, config }));
+    app.use(clientConfigRoute({ catalog, config }));
     app.use(async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
       const path = ctx.path;
       if (path.startsWith(metadataPrefix)) {

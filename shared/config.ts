@@ -31,6 +31,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** Extra host names the MCP servers answer to, besides those of the public URLs and loopback ('*': any). */
   allowedHosts: string[];
+  /** Browser origins, besides Portico's own, allowed to call the MCP servers with CORS (`MCP_CORS_ORIGINS`). */
+  mcpCorsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -66,6 +68,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxSessionsPerConnection: integer(env, 'MAX_SESSIONS_PER_CONNECTION', 10, 1, 1_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 500, 3_600_000),
     allowedHosts: hostList(env, 'ALLOWED_HOSTS'),
+    mcpCorsOrigins: originList(env, 'MCP_CORS_ORIGINS'),
   };
 }
 
@@ -120,6 +123,18 @@ function hostList(env: Env, name: string): string[] {
     if (host !== '*' && !/^(\[[0-9a-f:.]+\]|[a-z0-9.-]+)$/.test(host)) throw new ConfigError(name, `expected host names separated by commas, got ${JSON.stringify(host)}`);
   }
   return names;
+}
+
+/** Exact origins (`https://app.example.com`, `http://localhost:6274`) separated by commas; no wildcard. */
+function originList(env: Env, name: string): string[] {
+  const parts = (env[name] ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  return parts.map((part) => {
+    const url = URL.parse(part);
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== part.replace(/\/$/, '').toLowerCase()) {
+      throw new ConfigError(name, `expected origins such as https://app.example.com (scheme, host and port only) separated by commas, got ${JSON.stringify(part)}`);
+    }
+    return url.origin;
+  });
 }
 
 function database(env: Env, dataDir: string): DatabaseConfig {
