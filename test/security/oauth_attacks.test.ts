@@ -1,0 +1,184 @@
+/**
+ * Attacks on the authorization server that test/auth does not already make (the mapping is in
+ * docs/security.md): more redirect-URI spellings, an already-signed-in victim (CVE-2025-4143),
+ * script schemes under case folding and control characters (a property test), PKCE verifier
+ * grammar and a plain-method downgrade, an expired code, metadata-document SSRF to every
+ * private range, credential POSTs never answered with 307, a spoofed X-Forwarded-Host, and
+ * cookie attributes.
+ */
+import { createHash } from 'node:crypto';
+import test from 'ava';
+import fc from 'fast-check';
+import { databasesUnderTest } from '../helpers/db.js';
+import { authorizeCode, CookieJar, follow, parseForm, postForm, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
+import { PASSWORD, rowCounts, startAuthServer, type AuthServer } from '../auth/support.js';
+
+const scopes = ['forge.chat.read'];
+
+async function errorOf(response: Response): Promise<string> {
+  return ((await response.json()) as { error: string }).error;
+}
+
+function register(url: string, redirectUri: string) {
+  return fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [redirectUri], token_endpoint_auth_method: 'none' }) });
+}
+
+function alice(server: AuthServer, extra: Partial<Parameters<typeof authorizeCode>[1]> = {}) {
+  return authorizeCode(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes, ...extra });
+}
+
+for (const kind of databasesUnderTest()) {
+  test(`more redirect URI spellings, even for a signed-in person who consented before, get no redirect [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const client = await registerClient(server.url, { redirect_uris: ['https://c.example/cb'] });
+      // The victim is signed in and has consented to this client before (CVE-2025-4143's setting).
+      const jar = new CookieJar();
+      await alice(server, { clientId: client.client_id, redirectUri: 'https://c.example/cb', jar });
+      const spellings = [
+        'HTTPS://C.EXAMPLE/cb', 'https://C.example/cb', 'https://c.example./cb', 'https://c.example/cb%2F', 'https://c.example/c%62', 'https://c.example/cb%00',
+        'https://c.example/cb%252F', 'https://c.example/cb?', 'https://c.example/cb#', 'https://c.example/cb;x', 'https://c.example/cb\t', 'https://c.example\\@evil.example/cb',
+        'https://c.example%40evil.example/cb', 'https://evil.example#@c.example/cb', 'https://evil.example?@c.example/cb', '//evil.example/cb', '/cb', 'https:c.example/cb',
+        'https://c.example:443/cb', 'https://xn--c-example-0ua.example/cb', 'https://c.example/cb/.', 'https://c.example/./cb',
+      ];
+      for (const redirectUri of spellings) {
+        const attempt = await startAuthorization(server.url, { clientId: client.client_id, redirectUri, resource: server.forge, scopes, jar });
+        t.is(attempt.response.status, 400, redirectUri);
+        t.is(attempt.response.headers.get('location'), null, `no redirect for ${JSON.stringify(redirectUri)}`);
+        t.regex(attempt.response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+      }
+      // The registered URI itself still works for that person.
+      const ok = await startAuthorization(server.url, { clientId: client.client_id, redirectUri: 'https://c.example/cb', resource: server.forge, scopes, jar });
+      t.is(ok.response.status, 303);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a code verifier must follow RFC 7636 grammar, and the challenge itself is not a verifier (plain downgrade) [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const short = { verifier: 'a', challenge: createHash('sha256').update('a').digest('base64url') };
+      const { client_id: clientId } = await registerClient(server.url);
+      const auth = await startAuthorization(server.url, { clientId, resource: server.forge, scopes, pkce: short });
+      const page = await follow(server.url, auth.jar, auth.response);
+      const login = parseForm(page.html!);
+      const consentPage = await follow(server.url, auth.jar, await postForm(server.url, auth.jar, login.action, [['csrf', login.csrf], ['email', 'alice@acme.example'], ['password', PASSWORD]]));
+      const form = parseForm(consentPage.html!);
+      const done = await follow(server.url, auth.jar, await postForm(server.url, auth.jar, form.action, [['csrf', form.csrf], ['tenant', form.organizations[0].id], ['scope', scopes[0]], ['decision', 'allow']]));
+      const code = new URL(done.url).searchParams.get('code')!;
+      const refused = await tokenRequest(server.url, { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: auth.redirectUri, code_verifier: 'a' });
+      t.is(refused.status, 400);
+      t.true(['invalid_request', 'invalid_grant'].includes(await errorOf(refused)), 'a one-character verifier is refused even though its hash matches');
+
+      const normal = await alice(server);
+      const challenge = createHash('sha256').update(normal.verifier).digest('base64url');
+      const downgrade = await tokenRequest(server.url, { grant_type: 'authorization_code', code: normal.code, client_id: normal.clientId, redirect_uri: normal.redirectUri, code_verifier: challenge });
+      t.is(await errorOf(downgrade), 'invalid_grant', 'sending the challenge as a plain verifier fails');
+      t.is((await rowCounts(server)).accessTokens, 0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`an authorization code past its lifetime is refused [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const code = await alice(server);
+      const { db } = server.portico.context;
+      // Age the stored code past its 60 s lifetime instead of waiting for it.
+      const row = await db('oidc_payloads').where({ model: 'AuthorizationCode' }).first();
+      const payload = JSON.parse(row.payload);
+      payload.exp = Math.floor(Date.now() / 1000) - 1;
+      await db('oidc_payloads').where({ model: 'AuthorizationCode', id: row.id }).update({ payload: JSON.stringify(payload), expires_at: Date.now() - 1000 });
+      const late = await tokenRequest(server.url, { grant_type: 'authorization_code', code: code.code, client_id: code.clientId, redirect_uri: code.redirectUri, code_verifier: code.verifier, resource: server.forge });
+      t.is(late.status, 400);
+      t.is(await errorOf(late), 'invalid_grant');
+      t.is((await rowCounts(server)).accessTokens, 0);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`sign-in and consent POSTs are answered with 303, never 307 [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { client_id: clientId } = await registerClient(server.url);
+      const auth = await startAuthorization(server.url, { clientId, resource: server.forge, scopes });
+      const page = await follow(server.url, auth.jar, auth.response);
+      const login = parseForm(page.html!);
+      const signedIn = await postForm(server.url, auth.jar, login.action, [['csrf', login.csrf], ['email', 'alice@acme.example'], ['password', PASSWORD]]);
+      t.is(signedIn.status, 303);
+      const consentPage = await follow(server.url, auth.jar, signedIn);
+      const form = parseForm(consentPage.html!);
+      const consented = await postForm(server.url, auth.jar, form.action, [['csrf', form.csrf], ['tenant', form.organizations[0].id], ['scope', scopes[0]], ['decision', 'allow']]);
+      t.is(consented.status, 303);
+      for (const cookie of consented.headers.getSetCookie().concat(signedIn.headers.getSetCookie(), auth.response.headers.getSetCookie())) {
+        t.regex(cookie, /;\s*httponly/i, cookie.split('=')[0]);
+        t.regex(cookie, /;\s*samesite=(lax|strict)/i, cookie.split('=')[0]);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+test('script, data and file schemes are refused at registration under any case, whitespace or control characters (property)', async (t) => {
+  // The registration rate limit would answer 429 after 20; this test is about the scheme check.
+  const server = await startAuthServer('sqlite', { auth: { registrationsPerMinute: 100_000 } });
+  try {
+    const before = await rowCounts(server);
+    const noise = fc.constantFrom('', ' ', '\t', '\n', '\r', '\u0000', '\u0001', '\u000b', '\u001f', '\u007f', '\u00a0', '\ufeff', '\u2028');
+    const scheme = fc.constantFrom('javascript', 'data', 'vbscript', 'file', 'blob', 'about');
+    // Each letter in either case, with noise anywhere: JaVa\tScRiPt:alert(1), " DATA:text/html,…"
+    const hostile = fc.tuple(scheme, fc.array(fc.boolean(), { minLength: 10, maxLength: 10 }), fc.array(noise, { minLength: 12, maxLength: 12 }), fc.constantFrom('alert(1)', '//evil.example/cb', 'text/html,<script>x</script>', '///etc/passwd'))
+      .map(([name, upper, gaps, rest]) => {
+        let out = gaps[0];
+        [...name].forEach((c, i) => (out += (upper[i % upper.length] ? c.toUpperCase() : c) + gaps[(i + 1) % gaps.length]));
+        return `${out}:${rest}`;
+      });
+    await fc.assert(fc.asyncProperty(hostile, async (uri) => {
+      const response = await register(server.url, uri);
+      const body = (await response.json()) as { error?: string };
+      return response.status === 400 && (body.error === 'invalid_redirect_uri' || body.error === 'invalid_client_metadata');
+    }), { numRuns: 300 });
+    t.deepEqual(await rowCounts(server), before, 'no client was registered');
+  } finally {
+    await server.close();
+  }
+});
+
+test('client ID metadata documents on any private, loopback, link-local or mapped address, or over http, are refused without a redirect', async (t) => {
+  const server = await startAuthServer('sqlite');
+  try {
+    const port = new URL(server.url).port;
+    const documents = [
+      `https://[::ffff:127.0.0.1]:${port}/m.json`, 'https://[::ffff:7f00:1]/m.json', 'https://10.0.0.1/m.json', 'https://172.16.0.1/m.json', 'https://192.168.1.1/m.json',
+      'https://0.0.0.0/m.json', 'https://127.1/m.json', 'https://2130706433/m.json', 'https://0x7f000001/m.json', 'https://[fe80::1]/m.json', 'https://[fc00::1]/m.json',
+      'https://100.64.0.1/m.json', 'https://localhost/m.json', `http://client.example/m.json`, 'https://169.254.169.254/latest/meta-data/iam.json',
+    ];
+    for (const clientId of documents) {
+      const attempt = await startAuthorization(server.url, { clientId, redirectUri: 'http://127.0.0.1/callback', resource: server.forge, scopes });
+      t.is(attempt.response.status, 400, clientId);
+      t.is(attempt.response.headers.get('location'), null, clientId);
+    }
+    t.is((await fetch(`${server.url}/healthz`)).status, 200);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a spoofed X-Forwarded-Host or -Proto is ignored when TRUST_PROXY is off', async (t) => {
+  const server = await startAuthServer('sqlite');
+  try {
+    const metadata = await fetch(`${server.url}/.well-known/oauth-authorization-server`, { headers: { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } });
+    const body = (await metadata.json()) as Record<string, string>;
+    t.is(body.issuer, server.url);
+    for (const key of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'jwks_uri']) t.true(body[key].startsWith(`${server.url}/`), key);
+    const { client_id: clientId } = await registerClient(server.url);
+    const auth = await startAuthorization(server.url, { clientId, resource: server.forge, scopes, extra: {} });
+    t.false((auth.response.headers.get('location') ?? '').includes('evil.example'));
+  } finally {
+    await server.close();
+  }
+});
