@@ -36,6 +36,9 @@ const hasTaskset = (() => {
 })();
 const pinned = (core: number, command: string[]) => (hasTaskset ? ['taskset', '-c', String(core), ...command] : command);
 const node = [process.execPath, '--import', 'tsx'];
+/** --profile DIR: the servers under test write V8 CPU profiles there (node --cpu-prof). */
+const PROFILE_DIR = option('profile');
+const serverNode = PROFILE_DIR ? [...node, '--cpu-prof', '--cpu-prof-dir', path.resolve(PROFILE_DIR)] : node;
 
 interface LoadResult {
   requests: number;
@@ -129,7 +132,7 @@ function stopper(child: ChildProcess): () => Promise<void> {
 const bare: Scenario = {
   name: 'bare SDK (no auth, no audit)',
   async start() {
-    const child = spawnServer(pinned(0, [...node, path.join(import.meta.dirname, 'bare_sdk_server.ts')]), {});
+    const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, 'bare_sdk_server.ts')]), {});
     const { port } = JSON.parse(await firstLine(child)) as { port: number };
     return { url: `http://127.0.0.1:${port}/mcp`, tool: 'echo', args: { text: 'hello' }, stop: stopper(child) };
   },
@@ -161,7 +164,7 @@ function portico(kind: 'sqlite' | 'postgres'): Scenario {
           await drop.destroy();
         };
       }
-      const child = spawnServer(pinned(0, [...node, path.join(import.meta.dirname, '..', 'main.ts')]), {
+      const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, '..', 'main.ts')]), {
         PORT: String(port), HOST: '127.0.0.1', PUBLIC_AUTH_URL: url, DATABASE_URL: databaseUrl, DEMO: 'on', DEMO_PASSWORD: PASSWORD, LOG_LEVEL: 'info',
         RATE_LIMIT_PER_MINUTE: '1000000', // throughput is measured above the per-connection limit
       });
