@@ -19,7 +19,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
   CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema, ReadResourceRequestSchema,
+  ListToolsRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../db/grant_store.js';
 import type { Catalog } from '../shared/catalog.js';
@@ -30,7 +30,7 @@ import { WindowLimiter } from '../shared/rate_limit.js';
 import type { Logger } from '../shared/log.js';
 import { jsonRpcErrorBody, jsonRpcErrorOf } from './errors.js';
 import { assertMessageShape } from './message_limits.js';
-import type { Pipeline, PipelineMethod } from './pipeline.js';
+import type { CallOptions, Pipeline } from './pipeline.js';
 import { SessionRegistry, type Session } from './sessions.js';
 
 type Ctx = Koa.ParameterizedContext<PorticoState>;
@@ -55,6 +55,23 @@ class WireError extends Error {
 }
 
 const PIPELINE_METHODS = new Set<string>(['tools/call', 'resources/read', 'prompts/get']);
+/**
+ * The hot methods of an established session, answered by the host itself with the SDK's own
+ * request schemas (the SDK's per-message cost is the largest fixed cost per call, docs/performance.md).
+ * Everything else, and anything unusual about these, goes through the SDK.
+ */
+const DIRECT_METHODS: Record<string, { safeParse(value: unknown): { success: boolean; data?: unknown } }> = {
+  'tools/call': CallToolRequestSchema,
+  'tools/list': ListToolsRequestSchema,
+  'resources/read': ReadResourceRequestSchema,
+  'resources/templates/list': ListResourceTemplatesRequestSchema,
+  'resources/list': ListResourcesRequestSchema,
+  'prompts/get': GetPromptRequestSchema,
+  'prompts/list': ListPromptsRequestSchema,
+};
+const SUPPORTED_VERSIONS = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
+/** The head of an SSE reply, as the SDK's transport writes it. */
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 /** Request headers the SDK transport looks at; nothing else (cookies, authorization) is handed to it. */
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
 
@@ -130,6 +147,9 @@ export class McpHost {
         const refusal = await this.deps.pipeline.precheck(productId, principal, message.method, message.params, requestId);
         if (refusal) return this.sendRefusal(ctx, productId, refusal, message);
       }
+      if (message?.method === 'notifications/cancelled') session.inflight.get(message.params?.requestId)?.abort();
+      const direct = message && this.directRequest(ctx, session, message);
+      if (direct) return await this.answerDirectly(ctx, session, principal, direct);
       await this.forward(ctx, session, principal, message);
     } catch (thrown) {
       const error = toAppError(thrown);
@@ -218,7 +238,7 @@ export class McpHost {
       sessionIdGenerator: () => id,
       onsessionclosed: () => this.sessions.forget(id),
     });
-    const session: Session = { id, product: productId, connectionId: principal.connectionId, userId: principal.user.id, server, transport, lastActiveAt: Date.now() };
+    const session: Session = { id, product: productId, connectionId: principal.connectionId, userId: principal.user.id, server, transport, lastActiveAt: Date.now(), inflight: new Map() };
     transport.onclose = () => this.sessions.forget(id);
     this.register(server, productId);
     // connect() only wires callbacks; the transport's start() is a no-op.
@@ -229,53 +249,120 @@ export class McpHost {
 
   /** The SDK handlers of one session: each reads the caller from the request and asks the pipeline. */
   private register(server: Server, productId: string): void {
-    const { pipeline } = this.deps;
     const auth = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => extra.authInfo!.extra as unknown as CallAuth;
-    const wire = (kind: 'tool' | 'resource' | 'prompt', call: CallAuth) => (thrown: unknown): never => {
+    const handle = (method: string) => async (request: { params?: unknown }, extra: { authInfo?: { extra?: Record<string, unknown> }; signal: AbortSignal; requestId: string | number }) => {
+      const call = auth(extra);
+      const askPerson = method === 'tools/call' ? this.elicitation(server, extra.requestId) : undefined;
+      return (await this.answer(productId, method, (request.params ?? {}) as Record<string, any>, call, extra.signal, askPerson)) as any;
+    };
+    server.setRequestHandler(ListToolsRequestSchema, handle('tools/list'));
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, handle('resources/templates/list'));
+    server.setRequestHandler(ListResourcesRequestSchema, handle('resources/list'));
+    server.setRequestHandler(ListPromptsRequestSchema, handle('prompts/list'));
+    server.setRequestHandler(CallToolRequestSchema, handle('tools/call'));
+    server.setRequestHandler(ReadResourceRequestSchema, handle('resources/read'));
+    server.setRequestHandler(GetPromptRequestSchema, handle('prompts/get'));
+  }
+
+  /** Asks the person through the client (form elicitation), when the client declared it. */
+  private elicitation(server: Server, relatedRequestId: string | number): CallOptions['askPerson'] {
+    if (!server.getClientCapabilities()?.elicitation?.form) return undefined;
+    return async (sentence: string) => {
+      const answer = await server.elicitInput(
+        {
+          mode: 'form',
+          message: `${sentence} This cannot be undone. Do you want to go ahead?`,
+          requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Yes, go ahead', description: sentence } }, required: ['confirm'] },
+        },
+        { relatedRequestId },
+      );
+      return answer.action === 'accept' && answer.content?.confirm === true;
+    };
+  }
+
+  /**
+   * One request of a session, asked of the pipeline: the same for the SDK's handlers and for the
+   * host's direct answers. A failure becomes the JSON-RPC error; a status it implies (403) is
+   * noted in `call.http` for the response head.
+   */
+  private async answer(productId: string, method: string, params: Record<string, any>, call: CallAuth, signal: AbortSignal, askPerson?: CallOptions['askPerson']): Promise<unknown> {
+    const { pipeline } = this.deps;
+    const options: CallOptions = { requestId: call.requestId, signal, askPerson };
+    const kind = method === 'resources/read' ? 'resource' : method === 'prompts/get' ? 'prompt' : 'tool';
+    try {
+      switch (method) {
+        case 'tools/list': return { tools: pipeline.visibleTools(productId, call.principal) };
+        case 'resources/templates/list': return { resourceTemplates: pipeline.visibleResourceTemplates(productId, call.principal) };
+        // Every resource is a template over tenant data; there is no fixed list to enumerate.
+        case 'resources/list': return { resources: [] };
+        case 'prompts/list': return { prompts: pipeline.visiblePrompts(productId, call.principal) };
+        case 'tools/call': return await pipeline.callTool(productId, call.principal, params.name, params.arguments, options);
+        case 'resources/read': return await pipeline.readResource(productId, call.principal, params.uri, options);
+        case 'prompts/get': return await pipeline.getPrompt(productId, call.principal, params.name, params.arguments, options);
+        default: throw new AppError('internal', `no handler for ${method}`);
+      }
+    } catch (thrown) {
       const error = toAppError(thrown);
       const decision = this.httpDecision(productId, error);
       if (decision.status) call.http.status = decision.status;
       if (decision.headers) call.http.headers = decision.headers;
       const body = jsonRpcErrorOf(error, call.requestId, kind);
       throw new WireError(body.code, body.message, body.data);
-    };
+    }
+  }
 
-    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => ({ tools: pipeline.visibleTools(productId, auth(extra).principal) }));
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, async (_request, extra) => ({
-      resourceTemplates: pipeline.visibleResourceTemplates(productId, auth(extra).principal),
-    }));
-    // Every resource is a template over tenant data; there is no fixed list to enumerate.
-    server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [] }));
-    server.setRequestHandler(ListPromptsRequestSchema, async (_request, extra) => ({ prompts: pipeline.visiblePrompts(productId, auth(extra).principal) }));
+  /**
+   * The message, parsed with the SDK's own request schema, when the host may answer it itself:
+   * a hot method on an established session, with headers the SDK's transport would accept.
+   * Anything else (including every malformed request) goes to the SDK, which answers it as before.
+   */
+  private directRequest(ctx: Ctx, session: Session, message: Record<string, any>): { id: string | number; method: string; params: Record<string, any> } | undefined {
+    // Own keys only: a method named "constructor" or "__proto__" must not find Object.prototype's members.
+    const schema = Object.hasOwn(DIRECT_METHODS, message.method) ? DIRECT_METHODS[message.method] : undefined;
+    if (!schema || message.jsonrpc !== '2.0' || !(typeof message.id === 'string' || Number.isSafeInteger(message.id))) return undefined;
+    const accept = ctx.get('accept');
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+    const version = ctx.get('mcp-protocol-version');
+    if (version && !SUPPORTED_VERSIONS.has(version)) return undefined;
+    if (session.transport.sessionId !== session.id || session.inflight.has(message.id)) return undefined;
+    const parsed = schema.safeParse(message);
+    if (!parsed.success) return undefined;
+    const params = ((parsed.data as { params?: Record<string, any> }).params ?? {}) as Record<string, any>;
+    if (message.method === 'tools/call') {
+      // Task-augmented calls and elicited confirmations need the SDK's machinery.
+      if (params.task !== undefined) return undefined;
+      if (this.deps.pipeline.compiled(String(params.name))?.tool.destructive && session.server.getClientCapabilities()?.elicitation?.form) return undefined;
+    }
+    return { id: message.id, method: message.method, params };
+  }
 
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const call = auth(extra);
-      const elicitation = server.getClientCapabilities()?.elicitation?.form;
-      const askPerson = elicitation
-        ? async (sentence: string) => {
-          const answer = await server.elicitInput(
-            {
-              mode: 'form',
-              message: `${sentence} This cannot be undone. Do you want to go ahead?`,
-              requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Yes, go ahead', description: sentence } }, required: ['confirm'] },
-            },
-            { relatedRequestId: extra.requestId },
-          );
-          return answer.action === 'accept' && answer.content?.confirm === true;
-        }
-        : undefined;
-      return pipeline
-        .callTool(productId, call.principal, request.params.name, request.params.arguments, { requestId: call.requestId, signal: extra.signal, askPerson })
-        .catch(wire('tool', call));
-    });
-    server.setRequestHandler(ReadResourceRequestSchema, async (request, extra) => {
-      const call = auth(extra);
-      return pipeline.readResource(productId, call.principal, request.params.uri, { requestId: call.requestId, signal: extra.signal }).catch(wire('resource', call));
-    });
-    server.setRequestHandler(GetPromptRequestSchema, async (request, extra) => {
-      const call = auth(extra);
-      return pipeline.getPrompt(productId, call.principal, request.params.name, request.params.arguments, { requestId: call.requestId, signal: extra.signal }).catch(wire('prompt', call));
-    });
+  /** Answers a hot request through the pipeline and writes the reply as the SDK would (one SSE event). */
+  private async answerDirectly(ctx: Ctx, session: Session, principal: Principal, request: { id: string | number; method: string; params: Record<string, any> }): Promise<void> {
+    const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {} };
+    const controller = new AbortController();
+    session.inflight.set(request.id, controller);
+    let reply: Record<string, unknown>;
+    try {
+      const result = await this.answer(session.product, request.method, request.params, call, controller.signal);
+      reply = { result, jsonrpc: '2.0', id: request.id };
+    } catch (thrown) {
+      const error = thrown instanceof WireError ? thrown : new WireError(-32603, 'internal error', { code: 'internal', request_id: call.requestId });
+      reply = { jsonrpc: '2.0', id: request.id, error: { code: error.code, message: error.message, data: error.data } };
+    } finally {
+      session.inflight.delete(request.id);
+    }
+    const body = JSON.stringify(reply);
+    if (call.http.status && call.http.status !== 200) {
+      // As writeResponse does for the SDK's replies: a decided status goes out with the JSON-RPC error as a plain JSON body.
+      ctx.status = call.http.status;
+      ctx.set({ ...(call.http.headers ?? {}), 'mcp-session-id': session.id });
+      ctx.type = 'application/json';
+      ctx.body = body;
+      return;
+    }
+    ctx.status = 200;
+    ctx.set({ ...SSE_HEADERS, 'mcp-session-id': session.id });
+    ctx.body = `event: message\ndata: ${body}\n\n`;
   }
 
   /** Hands the parsed message to the session's transport and writes what it answers. */

@@ -18,6 +18,8 @@ export interface Session {
   lastActiveAt: number;
   /** Closes the standalone GET stream when the token it was opened with expires. */
   streamExpiry?: NodeJS.Timeout;
+  /** Requests the host answers itself, by JSON-RPC id: aborted by notifications/cancelled or when the session closes. */
+  inflight: Map<string | number, AbortController>;
 }
 
 export class SessionRegistry {
@@ -58,6 +60,7 @@ export class SessionRegistry {
     const session = this.sessions.get(id);
     if (!session) return;
     this.forget(id);
+    for (const controller of session.inflight.values()) controller.abort();
     await session.server.close().catch(() => undefined);
   }
 
