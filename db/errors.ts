@@ -22,7 +22,7 @@ export function isForeignKeyViolation(error: unknown): boolean {
 export function isUnavailable(error: unknown): boolean {
   const e = error as DriverError;
   return ['SQLITE_BUSY', 'SQLITE_LOCKED', 'ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '08006', '08003', '08001'].includes(e?.code ?? '') ||
-    /Knex: Timeout acquiring a connection|Connection terminated/.test(e?.message ?? '');
+    /Knex: Timeout acquiring a connection|Connection terminated|Client has encountered a connection error|Connection ended unexpectedly/.test(e?.message ?? '');
 }
 
 /**

@@ -28,6 +28,7 @@ import { consumeConfirmation, createConfirmation, CONFIRMATION_TTL_MS } from './
 import { isToolResultError } from './errors.js';
 import { compilePromptArgs, compileTool, parseArguments, type CompiledTool } from './schemas.js';
 import { findTokenOwner } from './token_owner.js';
+import { isUnavailable } from '../db/errors.js';
 
 export interface PipelineDeps {
   db: Db;
@@ -424,15 +425,17 @@ export class Pipeline {
    * that record cannot be written, the call fails as `internal` (nothing it did persists).
    */
   private async failed(thrown: unknown, principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, started: number, requestId: string): Promise<AppError> {
-    const error = toAppError(thrown);
+    // A lost or locked database is `unavailable` (503, retryable; docs/errors.md), not an internal error.
+    const error = isUnavailable(thrown) ? unavailable(thrown) : toAppError(thrown);
     if (!error.expose) this.deps.log.error('mcp call failed', { request_id: requestId, product: productId, kind, name, err: thrown });
     const duration = performance.now() - started;
     try {
       await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, duration, requestId), true);
     } catch (auditError) {
       this.deps.log.error('audit write failed', { request_id: requestId, product: productId, kind, name, err: auditError });
-      this.count(productId, kind, 'internal', duration);
-      return new AppError('internal', 'internal error', { cause: auditError });
+      const failure = isUnavailable(auditError) ? unavailable(auditError) : new AppError('internal', 'internal error', { cause: auditError });
+      this.count(productId, kind, failure.code, duration);
+      return failure;
     }
     this.count(productId, kind, error.code, duration);
     return error;
@@ -442,6 +445,10 @@ export class Pipeline {
     this.calls.inc({ product, kind, outcome });
     this.durations.observe({ product, kind, outcome }, durationMs / 1000);
   }
+}
+
+function unavailable(cause: unknown): AppError {
+  return new AppError('unavailable', 'the database is unavailable; nothing was changed, try again', { cause });
 }
 
 /** What a refused call is audited as: the tool or prompt name, or the resource's collection. */

@@ -1,0 +1,110 @@
+/**
+ * A real Portico with every product plus `faultlab`, a test product whose one tool waits at a
+ * gate the test controls before it writes its marker row. That is how a fault (a killed database
+ * connection, a held lock, a revocation) lands exactly in the middle of a call, without mocks.
+ */
+import { z } from 'zod';
+import type { Mount } from '../../app.js';
+import { authMount } from '../../auth/index.js';
+import { consoleMount } from '../../auth/console/index.js';
+import { seedDemoIfEmpty } from '../../db/demo.js';
+import { SurfaceRegistry } from '../../db/surfaces.js';
+import type { TenantScope } from '../../db/tenant_scope.js';
+import { mcpMount } from '../../mcp/index.js';
+import { PRODUCTS } from '../../mcp/products/index.js';
+import { defaultSeeders, eventRelayMount, surfacesMount } from '../../mounts.js';
+import { buildCatalog, defineProduct, defineTool } from '../../shared/catalog.js';
+import { EventBus } from '../../shared/events.js';
+import { createTestDatabase, type DbKind, type TestDatabase } from '../helpers/db.js';
+import { DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
+import { startTestServer } from '../helpers/server.js';
+
+interface Gate {
+  entered: Promise<void>;
+  release(): void;
+  enter(): void;
+  opened: Promise<void>;
+}
+
+const gates = new Map<string, Gate>();
+
+/** A gate for the marker `name`: the call stops there until release(). */
+export function gate(name: string): Pick<Gate, 'entered' | 'release'> {
+  let enter!: () => void;
+  let release!: () => void;
+  const entered = new Promise<void>((resolve) => (enter = resolve));
+  const opened = new Promise<void>((resolve) => (release = resolve));
+  const created: Gate = { entered, opened, enter, release };
+  gates.set(name, created);
+  return created;
+}
+
+export const faultlab = defineProduct<TenantScope>({
+  id: 'faultlab',
+  title: 'Fault lab',
+  kind: 'test',
+  status: 'live',
+  scopes: { 'faultlab.markers.write': 'Write test markers' },
+  tools: [
+    defineTool<{ name: z.ZodString }, TenantScope>({
+      name: 'faultlab.write_marker',
+      title: 'Write a marker',
+      description: 'Test tool: waits at the gate named like the marker (if the test set one), then writes one marker row in the caller’s tenant.',
+      scope: 'faultlab.markers.write',
+      destructive: false,
+      input: { name: z.string().min(1).max(100) },
+      async handler({ name }, { repos }) {
+        const waiting = gates.get(name);
+        if (waiting) {
+          waiting.enter();
+          await waiting.opened;
+        }
+        await repos.insert('faultlab_markers', { name, created_at: Date.now() });
+        return { name, written: true };
+      },
+    }),
+  ],
+  resources: [],
+  prompts: [],
+});
+
+/** Creates faultlab's table (tests only; the product is not in PRODUCTS, so it has no migration). */
+const faultlabTable: Mount = async (_app, { db }) => {
+  if (await db.schema.hasTable('faultlab_markers')) return;
+  await db.schema.createTable('faultlab_markers', (table) => {
+    table.string('id', 36).primary();
+    table.string('tenant_id', 36).notNullable();
+    table.string('name', 100).notNullable();
+    table.bigInteger('created_at').notNullable();
+  });
+};
+
+export interface FaultServer extends McpTestServer {
+  markers(name?: string): Promise<Array<{ name: string; tenant_id: string }>>;
+}
+
+/** startMcpServer's world (acme, globex, demo rows) plus faultlab; `database` may carry a PostgreSQL application_name. */
+export async function startFaultServer(kind: DbKind, options: { env?: Record<string, string>; database?: TestDatabase } = {}): Promise<FaultServer> {
+  const events = new EventBus();
+  const products = [...PRODUCTS, faultlab];
+  const surfaces = new SurfaceRegistry(new Map(products.map((p) => [p.id, p.status])));
+  const catalog = buildCatalog(products, (id) => surfaces.isLive(id));
+  const mounts: Mount[] = [faultlabTable, eventRelayMount(events), surfacesMount(surfaces, events), authMount({ catalog, events }), consoleMount({ catalog, events }), mcpMount({ catalog, events })];
+  const database = options.database ?? (await createTestDatabase(kind));
+  const server = await startTestServer(kind, { mounts, env: options.env, database });
+  const db = server.portico.context.db;
+  await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
+  const tenantRows: Array<{ id: string; slug: string }> = await db('tenants').select('id', 'slug');
+  const userRows: Array<{ id: string; email: string }> = await db('users').select('id', 'email');
+  const bySlug = Object.fromEntries(tenantRows.map((t) => [t.slug, t]));
+  return Object.assign(server, {
+    db, events, mcpUrl: server.config.mcpUrl,
+    tenants: { acme: bySlug.acme, globex: bySlug.globex },
+    users: Object.fromEntries(userRows.map((u) => [u.email, u.id])),
+    markers: (name?: string) => (name ? db('faultlab_markers').where({ name }) : db('faultlab_markers')).select('name', 'tenant_id'),
+    close: async () => {
+      await server.stop();
+      if (!options.database) await database.drop();
+    },
+  });
+}
