@@ -50,7 +50,7 @@ ul.scopes{margin:0;padding-left:1.1rem}code{font-size:.85em;background:#f1f3f5;p
 
 export interface LayoutOptions {
   title: string;
-  current?: 'connections' | 'audit';
+  current?: 'connections' | 'audit' | 'connect';
   basePath: string;
   who?: { email: string; tenant: string; role: string; csrf: string };
 }
@@ -60,6 +60,7 @@ export function page(options: LayoutOptions, body: Html): string {
     ? html`<nav aria-label="Console">
         <a href="${options.basePath}/connections" ${options.current === 'connections' ? new Html('aria-current="page"') : ''}>Connections</a>
         <a href="${options.basePath}/audit" ${options.current === 'audit' ? new Html('aria-current="page"') : ''}>Audit log</a>
+        <a href="${options.basePath}/connect" ${options.current === 'connect' ? new Html('aria-current="page"') : ''}>Connect a client</a>
       </nav>
       <form method="post" action="${options.basePath}/logout">
         <span>${options.who.email} · ${options.who.tenant} (${options.who.role})</span>

@@ -17,6 +17,7 @@ import { appendAudit, chainRows, dailyActivity, queryAudit, streamAudit, verifyC
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
+import { connectPage, COPY_SCRIPT_HASH } from './connect_page.js';
 import { page, type Html } from './html.js';
 import * as pages from './pages.js';
 import { checkCsrf, clearSession, csrfToken, readSession, writeSession, type SessionOptions } from './session.js';
@@ -137,7 +138,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const session = readSession(ctx, sessionOptions);
       return session ? `session:${session.userId}:${session.tenantId}:${session.expiresAt}` : undefined;
     };
-    const render = (ctx: Context, title: string, body: Html, current?: 'connections' | 'audit') => {
+    const render = (ctx: Context, title: string, body: Html, current?: 'connections' | 'audit' | 'connect') => {
       const state = ctx.state as ConsoleState;
       const viewer = state.viewer;
       ctx.type = 'html';
@@ -238,6 +239,14 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
     router.get(`${base}/audit/verify`, htmlErrors, signedIn, async (ctx) => {
       render(ctx, 'Verify', pages.verifyPage(pageContext(ctx), await verifyFor(context, viewerOf(ctx))), 'audit');
+    });
+
+    // "Connect a client" (issue 9): the client-config JSON for the live products, copy buttons by a hashed inline script.
+    router.get(`${base}/connect`, htmlErrors, signedIn, async (ctx) => {
+      const products = [ctx.query.product].flat().filter((p): p is string => typeof p === 'string' && p !== '');
+      const body = connectPage(options.catalog, config, { products, readOnly: ctx.query.read_only === '1' }, base);
+      ctx.set('Content-Security-Policy', ctx.response.get('Content-Security-Policy').replace("default-src 'none';", `default-src 'none'; script-src ${COPY_SCRIPT_HASH};`));
+      render(ctx, 'Connect a client', body, 'connect');
     });
 
     app.use(router.routes());

@@ -59,7 +59,7 @@ for (const style of STYLES) {
     // RFC 7592 read: the registration_client_uri with the registration access token returns the client.
     const read = await fetch(registered.registration_client_uri!, { headers: { authorization: `Bearer ${registered.registration_access_token}` } });
     t.is(read.status, 200);
-    const readBody = await read.json();
+    const readBody = (await read.json()) as any;
     t.is(readBody.client_id, registered.client_id);
     t.is(readBody.client_name, style.client);
     t.is((await fetch(registered.registration_client_uri!)).status, 401, 'not without the registration access token');
@@ -88,7 +88,7 @@ mcpTest('registration refuses redirect URIs no real client needs: plain http off
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'x', redirect_uris: [uri], token_endpoint_auth_method: 'none' }),
     });
     t.is(response.status, 400, uri);
-    t.is((await response.json()).error, 'invalid_redirect_uri', uri);
+    t.is(((await response.json()) as any).error, 'invalid_redirect_uri', uri);
   }
 });
 

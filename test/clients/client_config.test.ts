@@ -190,7 +190,7 @@ mcpTest('GET {mcp_url}/{product}/client_config serves the same JSON as the CLI, 
   const response = await fetch(`${server.mcpUrl}/aegis/client_config?tools=aegis.list_findings,aegis.list_scans&name_prefix=acme-`);
   t.is(response.status, 200);
   t.is(response.headers.get('access-control-allow-origin'), '*');
-  const body = await response.json();
+  const body = (await response.json()) as any;
   t.deepEqual(body, {
     mcpServers: {
       'acme-aegis': {
@@ -204,9 +204,9 @@ mcpTest('GET {mcp_url}/{product}/client_config serves the same JSON as the CLI, 
   });
   t.deepEqual(JSON.parse(viaCli.stdout), body);
 
-  const all = await (await fetch(`${server.mcpUrl}/forge/client_config`)).json();
+  const all = (await (await fetch(`${server.mcpUrl}/forge/client_config`)).json()) as any;
   t.is(all.mcpServers['portico-forge'].auth.scopes.length, 6);
-  const readOnly = await (await fetch(`${server.mcpUrl}/forge/client_config?read_only=true`)).json();
+  const readOnly = (await (await fetch(`${server.mcpUrl}/forge/client_config?read_only=true`)).json()) as any;
   t.deepEqual(readOnly.mcpServers['portico-forge'].auth.scopes, ['forge.chat.read', 'forge.content.read', 'forge.documents.read']);
 });
 
@@ -225,7 +225,7 @@ mcpTest('client_config refuses bad input with a stable code, and the server keep
   for (const [pathAndQuery, status, code] of cases) {
     const response = await fetch(`${server.mcpUrl}${pathAndQuery}`);
     t.is(response.status, status, pathAndQuery);
-    const body = await response.json();
+    const body = (await response.json()) as any;
     t.is(body.error.code, code, pathAndQuery);
     t.is(typeof body.error.message, 'string');
     t.truthy(body.error.request_id);
@@ -240,6 +240,6 @@ mcpTest('client_config follows the surface: midas is offered once it ships', asy
   t.is((await fetch(`${server.mcpUrl}/midas/client_config`)).status, 404);
   await setSurfaceStatus(server.db, 'midas', 'live');
   await server.events.publish({ type: 'surface.changed', product: 'midas', status: 'live' });
-  const body = await (await fetch(`${server.mcpUrl}/midas/client_config?read_only=1`)).json();
+  const body = (await (await fetch(`${server.mcpUrl}/midas/client_config?read_only=1`)).json()) as any;
   t.deepEqual(body.mcpServers['portico-midas'].auth.scopes, ['midas.api.read']);
 });

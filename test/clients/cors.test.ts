@@ -38,7 +38,7 @@ mcpTest('discovery and Protected Resource Metadata: any origin may read them, MC
   const get = await fetch(prm, { headers: { origin } });
   t.is(get.status, 200);
   t.is(get.headers.get('access-control-allow-origin'), '*');
-  t.is((await get.json()).resource, `${server.mcpUrl}/forge`);
+  t.is(((await get.json()) as any).resource, `${server.mcpUrl}/forge`);
 
   for (const doc of [`${server.mcpUrl}/`, `${server.mcpUrl}/forge/list_tools`, `${server.mcpUrl}/forge/client_config`]) {
     const docPre = await preflight(doc, origin, 'GET', 'mcp-protocol-version');
@@ -84,7 +84,7 @@ mcpTest('token endpoint: a browser client may redeem its code from the origin of
   const allowed = await redeem(INSPECTOR);
   t.is(allowed.status, 200);
   t.is(allowed.headers.get('access-control-allow-origin'), INSPECTOR);
-  t.truthy((await allowed.json()).access_token);
+  t.truthy(((await allowed.json()) as any).access_token);
 
   const foreign = await redeem('https://evil.example');
   t.not(foreign.headers.get('access-control-allow-origin'), 'https://evil.example');
@@ -147,7 +147,7 @@ mcpTest('the MCP endpoint refuses other origins: preflight 403, requests 403, no
   const pre = await preflight(url, 'https://evil.example', 'POST', MCP_REQUEST_HEADERS);
   t.is(pre.status, 403);
   t.is(pre.headers.get('access-control-allow-origin'), null);
-  t.is((await pre.json()).error.code, 'forbidden');
+  t.is(((await pre.json()) as any).error.code, 'forbidden');
   // Not configured here: the Inspector's origin is as foreign as any other.
   t.is((await preflight(url, INSPECTOR, 'POST', MCP_REQUEST_HEADERS)).status, 403);
 
