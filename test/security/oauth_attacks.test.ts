@@ -182,3 +182,35 @@ test('a spoofed X-Forwarded-Host or -Proto is ignored when TRUST_PROXY is off', 
     await server.close();
   }
 });
+
+for (const kind of databasesUnderTest()) {
+  test(`PKCE is required for a pre-registered web client too, and lifetimes are short [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      // A web client an operator registered (not native, not self-registered): PKCE is still required (checklist B2).
+      const clientId = 'reg_web-client-000000000000';
+      await server.portico.context.db('oidc_payloads').insert({
+        model: 'Client', id: clientId, client_id: clientId, created_at: Date.now(),
+        payload: JSON.stringify({ client_id: clientId, client_name: 'Web app', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
+      });
+      const withoutPkce = await startAuthorization(server.url, { clientId, redirectUri: 'https://app.example/cb', resource: server.forge, scopes, pkce: null });
+      const location = new URL(withoutPkce.response.headers.get('location')!);
+      t.is(location.origin, 'https://app.example');
+      t.is(location.searchParams.get('error'), 'invalid_request');
+      t.false(withoutPkce.pageUrl.includes('/oauth/interaction/'));
+
+      // Lifetimes (checklist E7), as the token endpoint reports them and as stored.
+      const code = await alice(server);
+      const { db } = server.portico.context;
+      const stored = await db('oidc_payloads').where({ model: 'AuthorizationCode' }).first();
+      t.true(stored.expires_at - Date.now() <= 60_000, 'codes live at most 60 s');
+      const response = await tokenRequest(server.url, { grant_type: 'authorization_code', code: code.code, client_id: code.clientId, redirect_uri: code.redirectUri, code_verifier: code.verifier, resource: server.forge });
+      const tokens = (await response.json()) as { expires_in: number };
+      t.true(tokens.expires_in > 0 && tokens.expires_in <= 3600, `access tokens live at most an hour (${tokens.expires_in} s)`);
+      const refreshRow = await db('oidc_payloads').where({ model: 'RefreshToken' }).first();
+      t.true(refreshRow.expires_at - Date.now() <= 30 * 86_400_000 + 1000, 'refresh tokens live at most 30 days');
+    } finally {
+      await server.close();
+    }
+  });
+}
