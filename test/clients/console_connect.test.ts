@@ -97,8 +97,9 @@ for (const kind of databasesUnderTest()) {
       const copy = page.locator('button[data-copy="config-aegis"]');
       await copy.waitFor({ state: 'visible' });
       await copy.click();
-      await page.waitForFunction(() => document.querySelector('button[data-copy="config-aegis"]')?.textContent === 'Copied');
-      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      // Expressions evaluated in the page (as strings: this file is compiled without the DOM library).
+      await page.waitForFunction(`document.querySelector('button[data-copy="config-aegis"]')?.textContent === 'Copied'`);
+      const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
       t.deepEqual(JSON.parse(copied), buildClientConfig(buildCatalog(PRODUCTS), { authUrl: server.config.authUrl, mcpUrl: server.config.mcpUrl }, { products: ['aegis'] }));
       t.deepEqual(violations, []);
     } finally {

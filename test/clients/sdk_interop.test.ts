@@ -7,86 +7,20 @@
  */
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { setSurfaceStatus } from '../../db/surfaces.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { connect, DEMO_PASSWORD, mcpTest, startMcpServer, type McpTestServer } from '../helpers/mcp.js';
-import { consent, CookieJar, follow, parseForm, postForm } from '../helpers/oauth.js';
+import { BrowserDrivenProvider } from '../helpers/sdk_oauth.js';
 
-const REDIRECT = 'http://127.0.0.1:9/callback';
-
-/**
- * An MCP client's OAuth provider. The person allows `allow` (a subset of what is asked) on the
- * consent page. Like the 2026 draft of MCP authorization (SEP-2350) asks of clients, it keeps the
- * scopes it already holds when a step-up challenge names only the missing one.
- */
-class BrowserProvider implements OAuthClientProvider {
-  private client?: OAuthClientInformationMixed;
-  private tokenSet?: OAuthTokens;
-  private verifier = '';
-  code?: string;
-  /** Every authorization request the SDK built: its scope and resource parameters. */
-  readonly requests: Array<{ scope: string; resource: string | null }> = [];
-
-  constructor(private readonly server: McpTestServer, public allow: (requested: string[]) => string[], private readonly grantTypes: string[]) {}
-
-  get redirectUrl() {
-    return REDIRECT;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK step-up client', redirect_uris: [REDIRECT], grant_types: this.grantTypes, response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-
-  clientInformation() {
-    return this.client;
-  }
-
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.client = information;
-  }
-
-  tokens() {
-    return this.tokenSet;
-  }
-
-  saveTokens(tokens: OAuthTokens) {
-    this.tokenSet = tokens;
-  }
-
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-
-  codeVerifier() {
-    return this.verifier;
-  }
-
-  async redirectToAuthorization(url: URL) {
-    this.requests.push({ scope: url.searchParams.get('scope') ?? '', resource: url.searchParams.get('resource') });
-    const held = (this.tokenSet?.scope ?? '').split(' ').filter(Boolean);
-    const requested = [...new Set([...held, ...(url.searchParams.get('scope') ?? '').split(' ').filter(Boolean)])];
-    url.searchParams.set('scope', requested.join(' '));
-
-    const base = this.server.config.authUrl;
-    const jar = new CookieJar();
-    let page = await follow(base, jar, await jar.fetch(url.href));
-    if (page.html && /name="password"/.test(page.html)) {
-      const form = parseForm(page.html);
-      page = await follow(base, jar, await postForm(base, jar, form.action, [['csrf', form.csrf], ['email', 'member@acme.example'], ['password', DEMO_PASSWORD]]));
-    }
-    if (!page.html) throw new Error(`expected the consent page, got ${page.response.status} ${page.url}`);
-    page = await consent(base, jar, page.html, { tenant: 'acme', allow: this.allow(requested) });
-    const redirect = new URL(page.url);
-    if (redirect.origin + redirect.pathname !== REDIRECT) throw new Error(`unexpected redirect ${page.url}`);
-    this.code = redirect.searchParams.get('code') ?? undefined;
-  }
+/** The person is member@acme.example; the client keeps held scopes on step-up (SEP-2350). */
+function stepUpBrowser(server: McpTestServer, allow: (requested: string[]) => string[], grantTypes: string[]): BrowserDrivenProvider {
+  return new BrowserDrivenProvider(server, { email: 'member@acme.example', password: DEMO_PASSWORD, tenant: 'acme', allow, grantTypes, keepHeldScopes: true, clientName: 'SDK step-up client' });
 }
 
-async function signedInClient(server: McpTestServer, provider: BrowserProvider, product: string): Promise<Client> {
+async function signedInClient(server: McpTestServer, provider: BrowserDrivenProvider, product: string): Promise<Client> {
   const url = new URL(`${server.mcpUrl}/${product}`);
   const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
   await new Client({ name: 'sdk-interop', version: '1.0.0' }).connect(first).then(() => {
@@ -104,7 +38,7 @@ const onlyReads = (requested: string[]) => requested.filter((scope) => scope.end
 
 mcpTest('step-up: a read-only connection calling a write tool is challenged, the SDK client re-authorizes with the wider scope and then succeeds', async (t, server) => {
   // A client that does not ask for refresh tokens: SDK 1.32.2 then answers a step-up with a new authorization.
-  const provider = new BrowserProvider(server, onlyReads, ['authorization_code']);
+  const provider = stepUpBrowser(server, onlyReads, ['authorization_code']);
   const reader = await signedInClient(server, provider, 'forge');
   t.deepEqual(provider.requests.map((r) => r.resource), [`${server.mcpUrl}/forge`]);
   t.is(provider.tokens()?.scope, 'forge.chat.read forge.content.read forge.documents.read');
@@ -146,7 +80,7 @@ for (const kind of databasesUnderTest()) {
   test.failing(`step-up with a refresh token held: SDK 1.32.2 refreshes instead of re-authorizing (typescript-sdk #2255) [${kind}]`, async (t) => {
     const server = await startMcpServer(kind);
     try {
-      const provider = new BrowserProvider(server, onlyReads, ['authorization_code', 'refresh_token']);
+      const provider = stepUpBrowser(server, onlyReads, ['authorization_code', 'refresh_token']);
       const reader = await signedInClient(server, provider, 'forge');
       t.truthy(provider.tokens()?.refresh_token);
       provider.allow = (requested) => requested;

@@ -6,77 +6,14 @@
  * reads it as a resource and gets the summarize prompt.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { auditOf, DEMO_PASSWORD, mcpTest, type McpTestServer } from '../helpers/mcp.js';
-import { consent, CookieJar, follow, parseForm, postForm } from '../helpers/oauth.js';
-
-const REDIRECT = 'http://127.0.0.1:9/callback';
-
-/** An OAuth client provider as an MCP client would implement it; "the browser" is driven over HTTP. */
-class HttpDrivenProvider implements OAuthClientProvider {
-  private client?: OAuthClientInformationMixed;
-  private tokenSet?: OAuthTokens;
-  private verifier = '';
-  code?: string;
-  requestedScopes: string[] = [];
-
-  constructor(private readonly server: McpTestServer, private readonly person: { email: string; password: string; tenant: string; allow: string[] }) {}
-
-  get redirectUrl() {
-    return REDIRECT;
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK end-to-end client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-
-  clientInformation() {
-    return this.client;
-  }
-
-  saveClientInformation(information: OAuthClientInformationMixed) {
-    this.client = information;
-  }
-
-  tokens() {
-    return this.tokenSet;
-  }
-
-  saveTokens(tokens: OAuthTokens) {
-    this.tokenSet = tokens;
-  }
-
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-
-  codeVerifier() {
-    return this.verifier;
-  }
-
-  /** The person's browser: sign in, choose the organization, untick scopes, allow; keep the code. */
-  async redirectToAuthorization(url: URL) {
-    const base = this.server.config.authUrl;
-    this.requestedScopes = (url.searchParams.get('scope') ?? '').split(' ');
-    const jar = new CookieJar();
-    let page = await follow(base, jar, await jar.fetch(url.href));
-    if (page.html && /name="password"/.test(page.html)) {
-      const form = parseForm(page.html);
-      page = await follow(base, jar, await postForm(base, jar, form.action, [['csrf', form.csrf], ['email', this.person.email], ['password', this.person.password]]));
-    }
-    if (!page.html) throw new Error(`expected the consent page, got ${page.response.status} ${page.url}`);
-    page = await consent(base, jar, page.html, { tenant: this.person.tenant, allow: this.person.allow });
-    const redirect = new URL(page.url);
-    if (redirect.origin + redirect.pathname !== REDIRECT) throw new Error(`unexpected redirect ${page.url}`);
-    this.code = redirect.searchParams.get('code') ?? undefined;
-  }
-}
+import { auditOf, DEMO_PASSWORD, mcpTest } from '../helpers/mcp.js';
+import { BrowserDrivenProvider } from '../helpers/sdk_oauth.js';
 
 mcpTest('the MCP SDK client with its OAuth provider: discovery, registration, sign-in, consent, then only the consented tools work', async (t, server) => {
   const url = new URL(`${server.mcpUrl}/forge`);
-  const provider = new HttpDrivenProvider(server, { email: 'member@acme.example', password: DEMO_PASSWORD, tenant: 'acme', allow: ['forge.chat.read', 'forge.chat.write'] });
+  const provider = new BrowserDrivenProvider(server, { email: 'member@acme.example', password: DEMO_PASSWORD, tenant: 'acme', allow: () => ['forge.chat.read', 'forge.chat.write'], clientName: 'SDK end-to-end client' });
 
   // First attempt: 401 → discovery → registration → the authorization request the person completes.
   const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
