@@ -3,11 +3,10 @@
  *
  * Every record is chained to the previous record of its tenant: hash = sha256(prev_hash + canonical
  * record), so an export can be verified offline. Appending takes the chain head under a row lock
- * (PostgreSQL) or the single writer (SQLite); the caller's transaction makes record and effect atomic.
+ * (PostgreSQL) or the database's write lock (SQLite); the caller's transaction makes record and effect atomic.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { DbOrTrx } from './connect.js';
-import { dialectOf } from './connect.js';
+import type { Db, DbOrTrx } from './connect.js';
 
 export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
@@ -87,8 +86,18 @@ export function recordHash(row: Omit<DbAuditRow, 'hash'>): string {
 }
 
 export async function appendAudit(db: DbOrTrx, input: AuditInput): Promise<DbAuditRow> {
+  // Head lock and head update must share a transaction, or two appends could take the same seq.
+  if (!db.isTransaction) return db.transaction((trx) => appendAudit(trx, input));
   const chain = input.tenantId ?? SYSTEM_CHAIN;
   const head = await lockHead(db, chain);
+  const row = buildRecord(input, chain, head);
+  await db('audit_log').insert(row);
+  await saveHead(db, chain, row);
+  return row;
+}
+
+/** The next record of a chain after `head`, hashed. */
+function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash: string }): DbAuditRow {
   const partial: Omit<DbAuditRow, 'hash'> = {
     id: randomUUID(),
     chain,
@@ -108,23 +117,134 @@ export async function appendAudit(db: DbOrTrx, input: AuditInput): Promise<DbAud
     request_id: input.requestId ?? null,
     prev_hash: head.hash,
   };
-  const row: DbAuditRow = { ...partial, hash: recordHash(partial) };
-  await db('audit_log').insert(row);
-  if (head.exists) await db('audit_heads').where({ chain }).update({ seq: row.seq, hash: row.hash });
-  else await db('audit_heads').insert({ chain, seq: row.seq, hash: row.hash });
-  return row;
+  return { ...partial, hash: recordHash(partial) };
 }
 
-async function lockHead(db: DbOrTrx, chain: string): Promise<{ seq: number; hash: string; exists: boolean }> {
-  const query = db('audit_heads').where({ chain }).first('seq', 'hash');
-  if (dialectOf(db) === 'postgres') {
-    // Create the head row first so that FOR UPDATE always has a row to lock.
-    await db('audit_heads').insert({ chain, seq: 0, hash: GENESIS_HASH }).onConflict('chain').ignore();
-    const head = await query.forUpdate();
-    return { seq: head.seq, hash: head.hash, exists: true };
+async function saveHead(db: DbOrTrx, chain: string, last: DbAuditRow): Promise<void> {
+  await db('audit_heads').where({ chain }).update({ seq: last.seq, hash: last.hash });
+}
+
+async function lockHead(db: DbOrTrx, chain: string): Promise<{ seq: number; hash: string }> {
+  // One round trip: create the head if missing, lock it and read it. ON CONFLICT DO UPDATE takes
+  // the row lock on PostgreSQL; on SQLite, being a write, it takes the database's write lock at
+  // once (waiting out busy_timeout) instead of failing later to upgrade a read transaction.
+  const result = await db.raw(
+    'insert into audit_heads (chain, seq, hash) values (?, 0, ?) on conflict (chain) do update set chain = excluded.chain returning seq, hash',
+    [chain, GENESIS_HASH],
+  ) as { rows: HeadRow[] } | HeadRow[];
+  const [head] = Array.isArray(result) ? result : result.rows;
+  return { seq: Number(head.seq), hash: head.hash };
+}
+
+interface HeadRow {
+  seq: number | string;
+  hash: string;
+}
+
+/** A record to append through an AuditWriter; `touch` also counts the call as a use of its connection. */
+export interface BatchedAudit extends AuditInput {
+  touch?: boolean;
+}
+
+interface Pending {
+  input: BatchedAudit;
+  resolve(row: DbAuditRow): void;
+  reject(error: unknown): void;
+}
+
+/** Rows per INSERT statement: well under SQLite's 32,766 bound variables at 18 columns. */
+const INSERT_CHUNK = 200;
+
+/**
+ * Group commit of audit records (docs/performance.md). Records queued while one transaction
+ * commits are appended together in the next one: one head lock and one head update per chain,
+ * one multi-row INSERT, one use-count update per connection. `append` resolves only after the
+ * transaction holding its record has committed, so a caller that waits for it answers after its
+ * record is durable; a failed batch is retried record by record, so one bad record fails only
+ * its own call. Chains and connections are locked in sorted order, connections first (as
+ * revokeConnection does), so two instances' batches cannot deadlock each other.
+ */
+export class AuditWriter {
+  private queue: Pending[] = [];
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly db: Db, private readonly maxBatch = 500) {}
+
+  append(input: BatchedAudit): Promise<DbAuditRow> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      // setImmediate: calls answered in the same turn of the event loop join the first batch.
+      this.running ??= new Promise<void>((done) => setImmediate(done)).then(() => this.drain());
+    });
   }
-  const head = await query;
-  return head ? { seq: head.seq, hash: head.hash, exists: true } : { seq: 0, hash: GENESIS_HASH, exists: false };
+
+  /** Resolves when every record queued so far is committed (or failed). */
+  async flush(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        let rows: DbAuditRow[];
+        try {
+          rows = await this.db.transaction((trx) => writeBatch(trx, batch.map((p) => p.input)));
+        } catch {
+          // One by one: a record that cannot be written fails its own call only.
+          for (const pending of batch) {
+            await this.db.transaction((trx) => writeBatch(trx, [pending.input])).then(([row]) => pending.resolve(row), pending.reject);
+          }
+          continue;
+        }
+        batch.forEach((pending, i) => pending.resolve(rows[i]));
+      }
+    } finally {
+      this.running = undefined;
+      if (this.queue.length) this.running = this.drain();
+    }
+  }
+}
+
+/** Appends many records in the caller's transaction; returns them in input order. */
+export async function writeBatch(trx: DbOrTrx, inputs: BatchedAudit[]): Promise<DbAuditRow[]> {
+  const uses = new Map<string, { count: number; at: number }>();
+  for (const input of inputs) {
+    if (!input.touch || !input.connectionId) continue;
+    const use = uses.get(input.connectionId) ?? { count: 0, at: 0 };
+    use.count += 1;
+    use.at = Math.max(use.at, input.time ?? Date.now());
+    uses.set(input.connectionId, use);
+  }
+  for (const id of [...uses.keys()].sort()) {
+    const { count, at } = uses.get(id)!;
+    await trx('connections').where({ id }).update({ last_used_at: at, call_count: trx.raw('call_count + ?', [count]) });
+  }
+
+  const byChain = new Map<string, number[]>();
+  inputs.forEach((input, i) => {
+    const chain = input.tenantId ?? SYSTEM_CHAIN;
+    byChain.set(chain, [...(byChain.get(chain) ?? []), i]);
+  });
+  const rows: DbAuditRow[] = new Array(inputs.length);
+  const all: DbAuditRow[] = [];
+  const heads: Array<{ chain: string; last: DbAuditRow }> = [];
+  for (const chain of [...byChain.keys()].sort()) {
+    const head = await lockHead(trx, chain);
+    let previous = { seq: head.seq, hash: head.hash };
+    let last!: DbAuditRow;
+    for (const i of byChain.get(chain)!) {
+      const { touch: _touch, ...input } = inputs[i];
+      last = buildRecord(input, chain, previous);
+      rows[i] = last;
+      all.push(last);
+      previous = last;
+    }
+    heads.push({ chain, last });
+  }
+  for (let i = 0; i < all.length; i += INSERT_CHUNK) await trx('audit_log').insert(all.slice(i, i + INSERT_CHUNK));
+  for (const { chain, last } of heads) await saveHead(trx, chain, last);
+  return rows;
 }
 
 export interface AuditVerification {

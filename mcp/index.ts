@@ -31,7 +31,10 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
       // The catalog's liveness follows the surface registry; connected sessions learn of it here (DESIGN.md §5).
       if (event.type === 'surface.changed' && catalog.product(event.product)) void host.notifyToolsChanged(event.product);
     });
-    context.onClose(() => host.close());
+    context.onClose(async () => {
+      await host.close();
+      await pipeline.close();
+    });
 
     const mcpPath = new URL(config.mcpUrl).pathname.replace(/\/+$/, '');
     const metadataPrefix = `/.well-known/oauth-protected-resource${mcpPath}/`;

@@ -16,10 +16,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Db, DbOrTrx } from '../db/connect.js';
-import { appendAudit, canonicalJson, sha256Hex, type AuditKind } from '../db/audit.js';
+import { appendAudit, AuditWriter, canonicalJson, sha256Hex, type AuditKind } from '../db/audit.js';
 import { authenticateBearer, touchConnection, type Principal } from '../db/grant_store.js';
 import { TenantScope } from '../db/tenant_scope.js';
-import type { Catalog, ProductDefinition, PromptDefinition, ResourceDefinition, ToolContext } from '../shared/catalog.js';
+import type { Catalog, ProductDefinition, PromptDefinition, ResourceDefinition, ToolContext, ToolDefinition } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
 import type { Logger } from '../shared/log.js';
@@ -71,14 +71,22 @@ export class Pipeline {
   private readonly promptSchemas = new Map<string, ReturnType<typeof compilePromptArgs>>();
   private readonly calls: Counter;
   private readonly durations: Histogram;
+  /** Group commit for the records of reads and refusals (docs/performance.md). */
+  private readonly audit: AuditWriter;
 
   constructor(private readonly deps: PipelineDeps) {
+    this.audit = new AuditWriter(deps.db);
     for (const product of deps.catalog.products) {
       for (const tool of product.tools) this.tools.set(tool.name, compileTool(product, tool));
       for (const prompt of product.prompts) this.promptSchemas.set(prompt.name, compilePromptArgs(prompt));
     }
     this.calls = deps.metrics.counter('portico_mcp_calls_total', 'MCP tool calls, resource reads and prompt gets by product, kind and outcome');
     this.durations = deps.metrics.histogram('portico_mcp_call_duration_seconds', 'Duration of MCP tool calls, resource reads and prompt gets by product, kind and outcome');
+  }
+
+  /** Waits until every queued audit record is committed (shutdown). */
+  async close(): Promise<void> {
+    await this.audit.flush();
   }
 
   resourceOf(productId: string): string {
@@ -237,6 +245,18 @@ export class Pipeline {
         }
       }
 
+      if (isReadOnly(tool)) {
+        // A read changes nothing, so nothing needs rolling back: its record joins the next group
+        // commit, and the reply waits until that record is durable (docs/performance.md).
+        const scope = new TenantScope(this.deps.db, principal.tenant.id);
+        await this.checkReferences(product, scope, toolArgs);
+        const context = this.context(scope, product, principal, options);
+        const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, { ...context, signal }), options.signal);
+        await this.audit.append({ ...this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId), touch: true });
+        this.count(productId, 'tool', 'ok', performance.now() - started);
+        return successResult(returned);
+      }
+
       const { value, outcome } = await this.deps.db.transaction(async (trx): Promise<Outcome<ToolResult>> => {
         const scope = new TenantScope(trx, principal.tenant.id);
         await this.checkReferences(product, scope, toolArgs);
@@ -290,12 +310,10 @@ export class Pipeline {
     const args = { uri: String(uri).slice(0, 500) };
     try {
       const { resource, id } = this.admitResource(productId, principal, uri);
-      const value = await this.deps.db.transaction(async (trx) => {
-        const context = this.context(new TenantScope(trx, principal.tenant.id), product, principal, options);
-        const read = await this.withTimeout((signal) => callReader(resource, id, { ...context, signal }), options.signal);
-        await this.auditIn(trx, this.auditInput(principal, productId, 'resource', name, args, 'ok', performance.now() - started, options.requestId));
-        return read;
-      });
+      // Reading changes nothing: no transaction to roll back, the record joins the next group commit.
+      const context = this.context(new TenantScope(this.deps.db, principal.tenant.id), product, principal, options);
+      const value = await this.withTimeout((signal) => callReader(resource, id, { ...context, signal }), options.signal);
+      await this.audit.append({ ...this.auditInput(principal, productId, 'resource', name, args, 'ok', performance.now() - started, options.requestId), touch: true });
       this.count(productId, 'resource', 'ok', performance.now() - started);
       const mimeType = resource.mimeType ?? 'application/json';
       return { contents: [{ uri, mimeType, text: typeof value === 'string' ? value : JSON.stringify(value) }] };
@@ -319,14 +337,12 @@ export class Pipeline {
     try {
       const prompt = this.admitPrompt(productId, principal, name);
       const args = parseArguments<Record<string, unknown>>(this.promptSchemas.get(prompt.name)!, rawArgs);
-      const messages = await this.deps.db.transaction(async (trx) => {
-        const scope = new TenantScope(trx, principal.tenant.id);
-        await this.checkReferences(product, scope, args);
-        const context = this.context(scope, product, principal, options);
-        const built = await this.withTimeout((signal) => callPrompt(prompt, args, { ...context, signal }), options.signal);
-        await this.auditIn(trx, this.auditInput(principal, productId, 'prompt', prompt.name, args, 'ok', performance.now() - started, options.requestId));
-        return built;
-      });
+      // Building a prompt reads: no transaction to roll back, the record joins the next group commit.
+      const scope = new TenantScope(this.deps.db, principal.tenant.id);
+      await this.checkReferences(product, scope, args);
+      const context = this.context(scope, product, principal, options);
+      const messages = await this.withTimeout((signal) => callPrompt(prompt, args, { ...context, signal }), options.signal);
+      await this.audit.append({ ...this.auditInput(principal, productId, 'prompt', prompt.name, args, 'ok', performance.now() - started, options.requestId), touch: true });
       this.count(productId, 'prompt', 'ok', performance.now() - started);
       return { description: prompt.description, messages };
     } catch (thrown) {
@@ -406,18 +422,18 @@ export class Pipeline {
     };
   }
 
-  /** The audit record of a call, inside the call's own transaction, with the connection's use. */
+  /**
+   * The audit record of a call, inside the call's own transaction, with the connection's use
+   * (the connection row first, the chain head second: the order revokeConnection locks them in).
+   */
   private async auditIn(trx: DbOrTrx, input: Parameters<typeof appendAudit>[1]): Promise<void> {
-    await appendAudit(trx, input);
     if (input.connectionId) await touchConnection(trx, input.connectionId);
+    await appendAudit(trx, input);
   }
 
-  /** The audit record of a refused or failed call, in a transaction of its own (after any rollback). */
+  /** The audit record of a refused or failed call, in a transaction of its own (after any rollback): group-committed, durable when this resolves. */
   private async auditAlone(input: Parameters<typeof appendAudit>[1], touch: boolean): Promise<void> {
-    await this.deps.db.transaction(async (trx) => {
-      await appendAudit(trx, input);
-      if (touch && input.connectionId) await touchConnection(trx, input.connectionId);
-    });
+    await this.audit.append({ ...input, touch });
   }
 
   /**
@@ -445,6 +461,14 @@ export class Pipeline {
     this.calls.inc({ product, kind, outcome });
     this.durations.observe({ product, kind, outcome }, durationMs / 1000);
   }
+}
+
+/**
+ * A tool that only reads: declared non-destructive with a read scope (`<product>.<area>.read`).
+ * Such a tool must not write; its record is group-committed after it ran (docs/performance.md).
+ */
+export function isReadOnly(tool: Pick<ToolDefinition<any, any>, 'scope' | 'destructive'>): boolean {
+  return !tool.destructive && tool.scope.endsWith('.read');
 }
 
 function unavailable(cause: unknown): AppError {

@@ -1,0 +1,84 @@
+/**
+ * Group commit of audit records (db/audit.ts AuditWriter, docs/performance.md): many calls'
+ * records in one transaction must lose none, keep every tenant's chain intact, and count every
+ * use of a connection, also when two instances (two pools on one database) write at once.
+ */
+import test from 'ava';
+import { AuditWriter, appendAudit, chainRows, verifyChain, type DbAuditRow } from '../../db/audit.js';
+import { createTenant, createUser } from '../../db/accounts.js';
+import { createConnection } from '../../db/grant_store.js';
+import { testOnEachDatabase } from '../helpers/db.js';
+import { grant, mcpTest, MCP_HEADERS, openSession, auditOf } from '../helpers/mcp.js';
+
+testOnEachDatabase('two writers group-commit 400 records over three chains: none lost, chains verify, uses counted', async (t, database) => {
+  const { db } = database;
+  const other = database.connect(); // a second instance's pool
+  try {
+    const tenants = await Promise.all(['one', 'two', 'three'].map((slug) => createTenant(db, { slug, name: slug })));
+    const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
+    const connections = await Promise.all(tenants.map((tenant, i) => createConnection(db, {
+      grantId: `grant-${i}`, tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
+    })));
+    const writers = [new AuditWriter(db), new AuditWriter(other)];
+    const appended = await Promise.all(Array.from({ length: 400 }, (_, i) => {
+      const n = i % 3;
+      // Some records through the one-at-a-time path too, interleaved with the batches.
+      const input = { tenantId: tenants[n].id, connectionId: connections[n].id, kind: 'tool' as const, name: 'forge.list_conversations', args: { i }, outcome: 'ok', touch: true };
+      return i % 10 === 9 ? appendAudit(db, input).then(async (row) => {
+        await db('connections').where({ id: connections[n].id }).increment('call_count', 1);
+        return row;
+      }) : writers[i % 2].append(input);
+    }));
+    t.is(new Set(appended.map((r) => r.id)).size, 400);
+    for (const [n, tenant] of tenants.entries()) {
+      const rows: DbAuditRow[] = [];
+      for await (const row of chainRows(db, tenant.id)) rows.push(row);
+      const expected = Array.from({ length: 400 }, (_, i) => i).filter((i) => i % 3 === n);
+      t.deepEqual(rows.map((r) => JSON.parse(r.args_redacted!).i).sort((a, b) => a - b), expected);
+      t.deepEqual(await verifyChain(rows), { ok: true, checked: expected.length });
+      const connection = await db('connections').where({ id: connections[n].id }).first();
+      t.is(Number(connection.call_count), expected.length);
+      t.truthy(connection.last_used_at);
+    }
+  } finally {
+    await other.destroy();
+  }
+});
+
+testOnEachDatabase('a batch that fails is retried record by record: only the bad record fails', async (t, { db }) => {
+  const tenant = await createTenant(db, { slug: 'one', name: 'one' });
+  const writer = new AuditWriter(db);
+  const good = Array.from({ length: 5 }, (_, i) => writer.append({ tenantId: tenant.id, kind: 'tool', name: `good.${i}`, outcome: 'ok' }));
+  // A name longer than the column allows on PostgreSQL, an outcome of the wrong type on SQLite's strict check: either way the insert fails.
+  const bad = writer.append({ tenantId: tenant.id, kind: 'tool', name: 'x'.repeat(300), outcome: null as unknown as string });
+  const results = await Promise.allSettled([...good, bad]);
+  t.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+  const rows: DbAuditRow[] = [];
+  for await (const row of chainRows(db, tenant.id)) rows.push(row);
+  t.deepEqual(rows.map((r) => r.name), ['good.0', 'good.1', 'good.2', 'good.3', 'good.4']);
+  t.true((await verifyChain(rows)).ok);
+});
+
+mcpTest('200 concurrent read calls on one session: one durable record each, chain intact, uses counted', async (t, server) => {
+  const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
+  const sessionId = await openSession(server, token, 'forge');
+  const headers = { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+  const replies = await Promise.all(Array.from({ length: 200 }, async (_, i) => {
+    const response = await fetch(`${server.mcpUrl}/forge`, {
+      method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'forge.list_conversations', arguments: { limit: 1 + (i % 5) } } }),
+    });
+    const text = await response.text();
+    // The reply is sent only after the call's record is committed: it must be readable now.
+    const requestId = response.headers.get('x-request-id');
+    const record = await server.db('audit_log').where({ request_id: requestId }).first();
+    return { status: response.status, ok: text.includes('"result"') && !text.includes('"isError":true'), recorded: record?.outcome };
+  }));
+  t.true(replies.every((r) => r.status === 200 && r.ok && r.recorded === 'ok'));
+  const rows = await auditOf(server, 'acme', { connection_id: connection.id, name: 'forge.list_conversations' });
+  t.is(rows.length, 200);
+  const chain: DbAuditRow[] = [];
+  for await (const row of chainRows(server.db, server.tenants.acme.id)) chain.push(row);
+  t.true((await verifyChain(chain)).ok);
+  const after = await server.db('connections').where({ id: connection.id }).first();
+  t.is(Number(after.call_count), 200);
+});
