@@ -56,6 +56,10 @@ export function authMount(options: AuthMountOptions): Mount {
     provider.on('grant.revoked', (ctx: Koa.Context & { oidc?: { route?: string; params?: Record<string, unknown> } }, grantId: string) => {
       track(ctx, revokeGrant(db, options.events, grantId, reasonOf(ctx.oidc?.route, ctx.oidc?.params?.grant_type), requestIdOf(ctx)));
     });
+    // One access token revoked at /oauth/revoke: every instance forgets it (the MCP hosts cache principals).
+    provider.on('access_token.destroyed', (token: { jti: string }) => {
+      options.events.publish({ type: 'token.revoked', tokenId: hashTokenId(token.jti) }).catch((err) => log.error('token revocation event failed', { err }));
+    });
     // A wrong PKCE verifier means someone holds a code they cannot use: the code, and the grant
     // it would have started, die (checklist B3: "either way the code must then be dead").
     provider.on('grant.error', (ctx: Koa.Context & { oidc?: { params?: Record<string, unknown> } }, error: { error?: string; cause?: unknown }) => {

@@ -37,10 +37,15 @@ export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: 
   const connect = async (attempt: number): Promise<void> => {
     if (closed) return;
     const next = new pg.Client({ connectionString: config.url });
-    next.on('error', (error) => log.warn('event relay connection error', { err: error }));
+    next.on('error', (error) => {
+      log.warn('event relay connection error', { err: error });
+      // Whatever was cached on the strength of hearing every revocation must go (mcp/principal_cache.ts).
+      if (client === next) bus.relayState(false);
+    });
     next.on('end', () => {
       if (closed || client !== next) return;
       client = undefined;
+      bus.relayState(false);
       log.warn('event relay disconnected; reconnecting');
       schedule(1);
     });
@@ -61,6 +66,7 @@ export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: 
         return;
       }
       client = next;
+      bus.relayState(true);
       markReady();
     } catch (error) {
       log.warn('event relay could not listen; retrying', { err: error, attempt });

@@ -14,23 +14,32 @@ import { clientConfigRoute } from './client_config.js';
 import { mcpCors } from './cors.js';
 import { McpHost } from './host.js';
 import { Pipeline } from './pipeline.js';
+import { PrincipalCache } from './principal_cache.js';
 import { inventory, listTools, protectedResourceMetadata, type PublicDeps } from './rest.js';
 
 export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventBus }): Mount {
   return (app, context) => {
     const { config, db, log, metrics } = context;
     const isLive = (id: string) => catalog.isLive(id);
-    const pipeline = new Pipeline({ db, config, catalog, log, metrics, isLive });
+    // Revocation reaches every instance as an event, which drops the cached principals (DESIGN.md §4).
+    const principals = new PrincipalCache({ maxEntries: 10_000, maxAgeMs: 30_000 });
+    const pipeline = new Pipeline({ db, config, catalog, log, metrics, isLive, principals });
     const host = new McpHost({ pipeline, config, catalog, log, version: VERSION, isLive });
     const publicDeps: PublicDeps = { catalog, config, pipeline, version: VERSION, isLive, metadataUrl: (id) => host.metadataUrl(id) };
     metrics.gauge('portico_mcp_sessions', 'Open MCP sessions on this instance', () => [[{}, host.sessions.size]]);
 
     events.on((event) => {
-      // Revocation takes effect at once: the connection's sessions and their GET streams close now.
-      if (event.type === 'connection.revoked') void host.sessions.closeConnection(event.connectionId);
+      // Revocation takes effect at once: cached principals go, the connection's sessions and their GET streams close now.
+      if (event.type === 'connection.revoked') {
+        principals.dropConnection(event.connectionId);
+        void host.sessions.closeConnection(event.connectionId);
+      }
+      if (event.type === 'token.revoked') principals.dropToken(event.tokenId);
       // The catalog's liveness follows the surface registry; connected sessions learn of it here (DESIGN.md §5).
       if (event.type === 'surface.changed' && catalog.product(event.product)) void host.notifyToolsChanged(event.product);
     });
+    // While the relay does not hear other instances, revocations may be missed: cache nothing.
+    events.onRelayState((listening) => principals.reset(listening));
     context.onClose(async () => {
       await host.close();
       await pipeline.close();

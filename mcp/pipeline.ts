@@ -17,7 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { appendAudit, AuditWriter, canonicalJson, sha256Hex, type AuditKind } from '../db/audit.js';
-import { authenticateBearer, touchConnection, type Principal } from '../db/grant_store.js';
+import { authenticateBearer, hashTokenId, touchConnection, type Principal } from '../db/grant_store.js';
 import { TenantScope } from '../db/tenant_scope.js';
 import type { Catalog, ProductDefinition, PromptDefinition, ResourceDefinition, ToolContext, ToolDefinition } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
@@ -27,6 +27,7 @@ import type { Counter, Histogram, MetricsRegistry } from '../shared/metrics.js';
 import { consumeConfirmation, createConfirmation, CONFIRMATION_TTL_MS } from './confirmations.js';
 import { isToolResultError } from './errors.js';
 import { compilePromptArgs, compileTool, parseArguments, type CompiledTool } from './schemas.js';
+import { PrincipalCache } from './principal_cache.js';
 import { findTokenOwner } from './token_owner.js';
 import { isUnavailable } from '../db/errors.js';
 
@@ -38,6 +39,8 @@ export interface PipelineDeps {
   metrics: MetricsRegistry;
   /** Whether a product's surface is live (midas is not, until it ships). */
   isLive(productId: string): boolean;
+  /** Principals of recent tokens, invalidated by revocation events (mcp/principal_cache.ts); none: every request asks the database. */
+  principals?: PrincipalCache;
 }
 
 export interface CallOptions {
@@ -102,7 +105,17 @@ export class Pipeline {
   /** Token → live grant for exactly this product's resource (RFC 8707 audience). */
   async authenticate(token: string | undefined, productId: string): Promise<Principal> {
     if (!token) throw new AppError('invalid_token', 'a bearer token is required');
-    return authenticateBearer(this.deps.db, token, this.resourceOf(productId));
+    const resource = this.resourceOf(productId);
+    const cache = this.deps.principals;
+    if (!cache || token.length > 512) return authenticateBearer(this.deps.db, token, resource);
+    const key = PrincipalCache.key(hashTokenId(token), resource);
+    const now = Date.now();
+    const cached = cache.get(key, now);
+    if (cached) return cached;
+    const mark = cache.mark();
+    const principal = await authenticateBearer(this.deps.db, token, resource, now);
+    cache.set(key, principal, mark, now);
+    return principal;
   }
 
   /**

@@ -5,6 +5,8 @@
  */
 export type PorticoEvent =
   | { type: 'connection.revoked'; connectionId: string; grantId: string }
+  /** One access token revoked on its own (RFC 7009); `tokenId` is its stored id (hashTokenId). */
+  | { type: 'token.revoked'; tokenId: string }
   | { type: 'surface.changed'; product: string; status: 'live' | 'roadmap' };
 
 type Listener = (event: PorticoEvent) => void;
@@ -23,6 +25,23 @@ export class EventBus {
   async publish(event: PorticoEvent): Promise<void> {
     this.deliver(event);
     await this.relay?.(event);
+  }
+
+  private readonly relayListeners = new Set<(listening: boolean) => void>();
+
+  /**
+   * Hears whether events from other instances are arriving (the relay is listening) or may be
+   * missed (its connection is down). Whatever was cached on the strength of hearing every
+   * revocation must be dropped on each change (mcp/principal_cache.ts).
+   */
+  onRelayState(listener: (listening: boolean) => void): () => void {
+    this.relayListeners.add(listener);
+    return () => this.relayListeners.delete(listener);
+  }
+
+  /** Called by the relay when it starts or stops hearing other instances. */
+  relayState(listening: boolean): void {
+    for (const listener of this.relayListeners) listener(listening);
   }
 
   /** Delivers an event that arrived from another instance. */

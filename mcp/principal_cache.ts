@@ -1,0 +1,75 @@
+/**
+ * Principals of recently seen access tokens, so that a busy connection does not cost a grant-store
+ * query per request. DESIGN.md §4 allows an in-process cache only if revocation invalidates it
+ * on every instance; here:
+ *   - `connection.revoked` and `token.revoked` (delivered here and, on PostgreSQL, relayed to
+ *     every instance by LISTEN/NOTIFY) drop the entries at once;
+ *   - while the relay is not listening (EventBus.onRelayState) nothing is served from or
+ *     stored in the cache, and every entry is dropped on both transitions (events may be lost);
+ *   - a lookup that started before an invalidation is never stored (the generation check), so a
+ *     database answer read just before a revocation cannot outlive it;
+ *   - an entry lives until the token expires and at most `maxAgeMs` (a bound on anything missed).
+ * Only successful lookups are cached; refused tokens always reach the database.
+ */
+import type { Principal } from '../db/grant_store.js';
+
+interface Entry {
+  principal: Principal;
+  validUntil: number;
+}
+
+export class PrincipalCache {
+  private readonly entries = new Map<string, Entry>();
+  private generation = 0;
+  private enabled = true;
+
+  constructor(private readonly options: { maxEntries: number; maxAgeMs: number }) {}
+
+  /** Key of a token hash at a resource (the audience is part of what was checked). */
+  static key(tokenHash: string, resource: string): string {
+    return `${resource} ${tokenHash}`;
+  }
+
+  get(key: string, now = Date.now()): Principal | undefined {
+    if (!this.enabled) return undefined;
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (entry.validUntil <= now) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.principal;
+  }
+
+  /** Taken before a database lookup and handed to `set`: a lookup older than the last invalidation is not stored. */
+  mark(): number {
+    return this.generation;
+  }
+
+  set(key: string, principal: Principal, mark: number, now = Date.now()): void {
+    if (!this.enabled || mark !== this.generation || this.options.maxEntries <= 0) return;
+    if (this.entries.size >= this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, { principal, validUntil: Math.min(principal.expiresAt, now + this.options.maxAgeMs) });
+  }
+
+  dropConnection(connectionId: string): void {
+    this.generation += 1;
+    for (const [key, entry] of this.entries) if (entry.principal.connectionId === connectionId) this.entries.delete(key);
+  }
+
+  dropToken(tokenHash: string): void {
+    this.generation += 1;
+    for (const key of this.entries.keys()) if (key.endsWith(` ${tokenHash}`)) this.entries.delete(key);
+  }
+
+  /** Events may have been missed (or will be): forget everything; serve from the cache only while `enabled`. */
+  reset(enabled: boolean): void {
+    this.generation += 1;
+    this.enabled = enabled;
+    this.entries.clear();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

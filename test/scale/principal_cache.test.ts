@@ -1,0 +1,83 @@
+/**
+ * The MCP host's principal cache (mcp/principal_cache.ts) must never let a revoked token through:
+ * revocation of a connection or of one access token drops it at once, a lookup that raced a
+ * revocation is not kept, and while the relay to other instances is down nothing is cached.
+ */
+import test from 'ava';
+import { revokeConnection, type Principal } from '../../db/grant_store.js';
+import { PrincipalCache } from '../../mcp/principal_cache.js';
+import { DEMO_PASSWORD, grant, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
+import { authorizeWithPassword } from '../helpers/oauth.js';
+
+const principal = (connectionId: string, expiresAt = Date.now() + 60_000) => ({ connectionId, expiresAt }) as unknown as Principal;
+
+test('a lookup that started before an invalidation is not stored; entries expire with the token and the age bound', (t) => {
+  const cache = new PrincipalCache({ maxEntries: 3, maxAgeMs: 1_000 });
+  const mark = cache.mark();
+  cache.dropConnection('c1'); // a revocation lands while the database answer is on its way
+  cache.set('k1', principal('c1'), mark);
+  t.is(cache.get('k1'), undefined);
+
+  cache.set('k1', principal('c1'), cache.mark(), 0);
+  t.truthy(cache.get('k1', 999));
+  t.is(cache.get('k1', 1_000), undefined, 'at most maxAgeMs');
+  cache.set('k2', principal('c2', 500), cache.mark(), 0);
+  t.is(cache.get('k2', 500), undefined, 'never past the token expiry');
+
+  for (const key of ['a', 'b', 'c', 'd']) cache.set(key, principal(key), cache.mark());
+  t.is(cache.size, 3, 'bounded');
+  cache.reset(false);
+  cache.set('e', principal('e'), cache.mark());
+  t.is(cache.get('e'), undefined, 'nothing is cached while disabled');
+  cache.reset(true);
+  cache.set('e', principal('e'), cache.mark());
+  t.truthy(cache.get('e'));
+  cache.dropToken('e-hash');
+  t.truthy(cache.get('e'));
+  cache.set('r x-hash', principal('x'), cache.mark());
+  cache.dropToken('x-hash');
+  t.is(cache.get('r x-hash'), undefined);
+});
+
+const call = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'forge.list_conversations', arguments: { limit: 1 } } });
+
+mcpTest('a connection revoked in the database and announced on the bus is refused on the very next call, cache or not', async (t, server) => {
+  const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
+  const sessionId = await openSession(server, token, 'forge');
+  for (let i = 1; i <= 3; i += 1) t.is((await rawPost(server, 'forge', { token, sessionId, body: call(i) }, i)).status, 200);
+  await server.db.transaction((trx) => revokeConnection(trx, connection, { reason: 'test' }));
+  await server.events.publish({ type: 'connection.revoked', connectionId: connection.id, grantId: connection.grant_id });
+  const after = await rawPost(server, 'forge', { token, sessionId, body: call(4) }, 4);
+  t.is(after.status, 401);
+  t.is(after.body.error.data.code, 'connection_revoked');
+});
+
+mcpTest('an access token revoked at /oauth/revoke is refused on the next call', async (t, server) => {
+  const resource = `${server.mcpUrl}/forge`;
+  const tokens = await authorizeWithPassword(server.url, { email: 'admin@acme.example', password: DEMO_PASSWORD, tenant: 'acme', resource, scopes: ['forge.chat.read'] });
+  const sessionId = await openSession(server, tokens.accessToken, 'forge');
+  for (let i = 1; i <= 3; i += 1) t.is((await rawPost(server, 'forge', { token: tokens.accessToken, sessionId, body: call(i) }, i)).status, 200);
+  const revoked = await fetch(`${server.url}/oauth/revoke`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: tokens.accessToken, token_type_hint: 'access_token', client_id: tokens.clientId }).toString(),
+  });
+  t.is(revoked.status, 200);
+  const after = await rawPost(server, 'forge', { token: tokens.accessToken, sessionId, body: call(4) }, 4);
+  t.is(after.status, 401);
+  t.is(after.body.error.data.code, 'invalid_token');
+});
+
+mcpTest('an unannounced revocation is seen once the relay reports events may be lost: nothing is served from the cache then', async (t, server) => {
+  const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
+  const sessionId = await openSession(server, token, 'forge');
+  t.is((await rawPost(server, 'forge', { token, sessionId, body: call(1) }, 1)).status, 200);
+  // A revocation whose event never arrives (as when another instance's NOTIFY is lost) ...
+  await server.db.transaction((trx) => revokeConnection(trx, connection, { reason: 'test' }));
+  // ... is not seen while the cache holds the principal (this is why every revocation is announced) ...
+  t.is((await rawPost(server, 'forge', { token, sessionId, body: call(2) }, 2)).status, 200);
+  // ... and the relay reporting its LISTEN connection lost empties and disables the cache.
+  server.events.relayState(false);
+  const after = await rawPost(server, 'forge', { token, sessionId, body: call(3) }, 3);
+  t.is(after.status, 401);
+  t.is(after.body.error.data.code, 'connection_revoked');
+});
