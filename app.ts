@@ -134,6 +134,8 @@ function observe({ log, metrics, db }: PorticoContext) {
     const stats = poolStats(db);
     return [[{ state: 'used' }, stats.used], [{ state: 'free' }, stats.free], [{ state: 'pending' }, stats.pending], [{ state: 'max' }, stats.max]];
   });
+  metrics.gauge('portico_process_resident_memory_bytes', 'Resident set size of this process', () => [[{}, process.memoryUsage.rss()]]);
+  metrics.gauge('portico_process_heap_used_bytes', 'V8 heap in use by this process', () => [[{}, process.memoryUsage().heapUsed]]);
   return async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
     const started = process.hrtime.bigint();
     ctx.state.requestId = requestIdOf(ctx.get('x-request-id') || undefined);

@@ -1,13 +1,18 @@
 /**
- * A closed-loop load generator for MCP tools/call over Streamable HTTP, run as its own process
- * (pinned to its own core by run.ts) so it does not steal the server's CPU.
+ * A closed-loop load generator, run as its own process (pinned to its own core by run.ts) so it
+ * does not steal the server's CPU.
  *
- * Input (argv[2], JSON): { url, token?, sessionId, concurrency, seconds, warmupSeconds, tool, args }
+ * Input (argv[2], JSON), one of:
+ *   { mode: 'tools', url, token?, sessionId, protocolVersion, concurrency, seconds, warmupSeconds, tool, args }
+ *   { mode: 'token', url, concurrency, bodies: string[] }          each form body POSTed once (code exchanges)
+ *   { mode: 'refresh', url, concurrency, seconds, clientId, refreshTokens: string[] }
+ *                                                                  one rotating chain per refresh token
  * Output (stdout, JSON): { requests, errors, seconds, rps, p50, p90, p99, max } (latencies in ms)
  */
 import http from 'node:http';
 
-interface LoadInput {
+interface ToolsInput {
+  mode?: 'tools';
   url: string;
   token?: string;
   sessionId?: string;
@@ -18,59 +23,43 @@ interface LoadInput {
   tool: string;
   args: Record<string, unknown>;
 }
+interface TokenInput {
+  mode: 'token';
+  url: string;
+  concurrency: number;
+  bodies: string[];
+}
+interface RefreshInput {
+  mode: 'refresh';
+  url: string;
+  concurrency: number;
+  seconds: number;
+  clientId: string;
+  refreshTokens: string[];
+}
 
-const input = JSON.parse(process.argv[2]) as LoadInput;
+const input = JSON.parse(process.argv[2]) as ToolsInput | TokenInput | RefreshInput;
 const target = new URL(input.url);
 const agent = new http.Agent({ keepAlive: true, maxSockets: input.concurrency });
-const headers: Record<string, string> = {
-  'content-type': 'application/json',
-  accept: 'application/json, text/event-stream',
-  'mcp-protocol-version': input.protocolVersion,
-};
-if (input.token) headers.authorization = `Bearer ${input.token}`;
-if (input.sessionId) headers['mcp-session-id'] = input.sessionId;
 
-let nextId = 1;
-function call(): Promise<{ ok: boolean }> {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: input.tool, arguments: input.args } });
+function post(headers: Record<string, string>, body: string): Promise<{ status: number; text: string }> {
   return new Promise((resolve) => {
     const request = http.request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
       let text = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => resolve({ ok: response.statusCode === 200 && text.includes('"result"') && !text.includes('"isError":true') }));
-      response.on('error', () => resolve({ ok: false }));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+      response.on('error', () => resolve({ status: 0, text: '' }));
     });
-    request.on('error', () => resolve({ ok: false }));
+    request.on('error', () => resolve({ status: 0, text: '' }));
     request.end(body);
   });
 }
 
-async function run(): Promise<void> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let measuring = false;
-  const start = performance.now();
-  const warmupEnd = start + input.warmupSeconds * 1000;
-  const end = warmupEnd + input.seconds * 1000;
-  let measuredStart = 0;
-  const worker = async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      const { ok } = await call();
-      const t1 = performance.now();
-      if (t0 >= warmupEnd) {
-        if (!measuring) {
-          measuring = true;
-          measuredStart = t0;
-        }
-        latencies.push(t1 - t0);
-        if (!ok) errors += 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: input.concurrency }, worker));
-  const seconds = (performance.now() - (measuredStart || warmupEnd)) / 1000;
+const latencies: number[] = [];
+let errors = 0;
+
+function report(seconds: number): void {
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0).toFixed(2));
   process.stdout.write(JSON.stringify({
@@ -80,4 +69,62 @@ async function run(): Promise<void> {
   agent.destroy();
 }
 
-await run();
+async function timed(work: () => Promise<boolean>): Promise<void> {
+  const t0 = performance.now();
+  const ok = await work();
+  latencies.push(performance.now() - t0);
+  if (!ok) errors += 1;
+}
+
+const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+if (input.mode === 'token') {
+  const queue = [...input.bodies];
+  const start = performance.now();
+  await Promise.all(Array.from({ length: input.concurrency }, async () => {
+    for (let body = queue.shift(); body !== undefined; body = queue.shift()) {
+      const next = body;
+      await timed(async () => (await post(form, next)).status === 200);
+    }
+  }));
+  report((performance.now() - start) / 1000);
+} else if (input.mode === 'refresh') {
+  const { clientId } = input;
+  const start = performance.now();
+  const end = start + input.seconds * 1000;
+  await Promise.all(input.refreshTokens.map(async (first) => {
+    let token = first;
+    while (performance.now() < end) {
+      await timed(async () => {
+        const { status, text } = await post(form, new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token, client_id: clientId }).toString());
+        if (status !== 200) return false;
+        token = (JSON.parse(text) as { refresh_token: string }).refresh_token;
+        return true;
+      });
+    }
+  }));
+  report((performance.now() - start) / 1000);
+} else {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': input.protocolVersion };
+  if (input.token) headers.authorization = `Bearer ${input.token}`;
+  if (input.sessionId) headers['mcp-session-id'] = input.sessionId;
+  let nextId = 1;
+  const start = performance.now();
+  const warmupEnd = start + input.warmupSeconds * 1000;
+  const end = warmupEnd + input.seconds * 1000;
+  let measuredStart = 0;
+  await Promise.all(Array.from({ length: input.concurrency }, async () => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: input.tool, arguments: input.args } });
+      const { status, text } = await post(headers, body);
+      const ok = status === 200 && text.includes('"result"') && !text.includes('"isError":true');
+      if (t0 >= warmupEnd) {
+        measuredStart ||= t0;
+        latencies.push(performance.now() - t0);
+        if (!ok) errors += 1;
+      }
+    }
+  }));
+  report((performance.now() - (measuredStart || warmupEnd)) / 1000);
+}

@@ -1,226 +1,108 @@
 /**
- * `npm run bench`: Portico's full pipeline against a bare MCP SDK server, in one run on this
- * machine, reported as ratios (DESIGN.md §9). The server under test is pinned to core 0 and the
- * load generator to core 1 (when taskset exists), so they do not compete.
+ * `npm run bench`: every measurement of DESIGN.md §9 in one run on this machine, with Portico's
+ * figures set beside a bare MCP SDK server's as ratios. Servers are pinned to core 0 and load
+ * generators to core 1 (when taskset exists), so they do not compete.
  *
- * Flags: --seconds N (default 10), --quick (3 s), --only bare,sqlite,postgres
+ * Flags: --quick (short runs, 100k audit records; under ~3 minutes), --only tools,statements,
+ * tokens,revocation,memory,audit (sections), --servers bare,sqlite,postgres (tools/call
+ * scenarios), --profile DIR (servers write CPU profiles; see bench/profile_summary.ts).
  * PostgreSQL runs when BENCH_DATABASE_URL or TEST_DATABASE_URL is set.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import knexFactory from 'knex';
-import { authorizeWithPassword } from '../test/helpers/oauth.js';
+import { auditLog, type AuditRow } from './audit_log.js';
+import { hasTaskset, KINDS, log, option, QUICK } from './common.js';
+import { flatMemory, sessionMemory, type FlatMemory, type SessionMemory } from './memory.js';
+import { revocation, type RevocationRow } from './revocation.js';
+import { statementCounts, type StatementRow } from './statements.js';
+import { tokenEndpoint, type TokenRow } from './tokens.js';
+import { SECONDS, toolsCall, type ToolsCallRow } from './tools_call.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string) => args.includes(`--${name}`);
-const option = (name: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
-};
-const SECONDS = flag('quick') ? 3 : Number(option('seconds') ?? 10);
-const WARMUP = flag('quick') ? 1 : 2;
-const ONLY = option('only')?.split(',');
-const PG_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-const PROTOCOL = '2025-06-18';
-const PASSWORD = 'bench-password-1';
-const hasTaskset = (() => {
-  try {
-    execFileSync('taskset', ['-c', '0', 'true']);
-    return os.cpus().length >= 2;
-  } catch {
-    return false;
-  }
-})();
-const pinned = (core: number, command: string[]) => (hasTaskset ? ['taskset', '-c', String(core), ...command] : command);
-const node = [process.execPath, '--import', 'tsx'];
-/** --profile DIR: the servers under test write V8 CPU profiles there (node --cpu-prof). */
-const PROFILE_DIR = option('profile');
-const serverNode = PROFILE_DIR ? [...node, '--cpu-prof', '--cpu-prof-dir', path.resolve(PROFILE_DIR)] : node;
+const sections = option('only')?.split(',');
+const wanted = (name: string) => !sections || sections.includes(name);
+const servers = option('servers')?.split(',');
+const startedAt = Date.now();
 
-interface LoadResult {
-  requests: number;
-  errors: number;
+const report: {
+  date: string;
+  machine: Record<string, unknown>;
+  quick: boolean;
   seconds: number;
-  rps: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-}
-
-function spawnServer(command: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const [bin, ...rest] = command;
-  return spawn(bin, rest, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-async function firstLine(child: ChildProcess): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      text += chunk.toString();
-      const newline = text.indexOf('\n');
-      if (newline >= 0) resolve(text.slice(0, newline));
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
-
-async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 300; i += 1) {
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${url} did not become ready`);
-}
-
-/** initialize + notifications/initialized; returns the session id. */
-async function openSession(url: string, token?: string): Promise<string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  if (token) headers.authorization = `Bearer ${token}`;
-  const init = await fetch(url, {
-    method: 'POST', headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
-  });
-  const sessionId = init.headers.get('mcp-session-id');
-  await init.text();
-  if (!init.ok || !sessionId) throw new Error(`initialize failed: ${init.status}`);
-  const note = await fetch(url, {
-    method: 'POST', headers: { ...headers, 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL },
-    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-  });
-  await note.text();
-  return sessionId;
-}
-
-async function load(input: { url: string; token?: string; sessionId: string; concurrency: number; tool: string; args: Record<string, unknown> }): Promise<LoadResult> {
-  const payload = JSON.stringify({ ...input, protocolVersion: PROTOCOL, seconds: SECONDS, warmupSeconds: WARMUP });
-  const [bin, ...rest] = pinned(1, [...node, path.join(import.meta.dirname, 'load.ts'), payload]);
-  const output = execFileSync(bin, rest, { encoding: 'utf8', maxBuffer: 1 << 20 });
-  return JSON.parse(output) as LoadResult;
-}
-
-interface Scenario {
-  name: string;
-  start(): Promise<{ url: string; token?: string; tool: string; args: Record<string, unknown>; stop(): Promise<void> }>;
-}
-
-async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function stopper(child: ChildProcess): () => Promise<void> {
-  return () => new Promise((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-    setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-  });
-}
-
-const bare: Scenario = {
-  name: 'bare SDK (no auth, no audit)',
-  async start() {
-    const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, 'bare_sdk_server.ts')]), {});
-    const { port } = JSON.parse(await firstLine(child)) as { port: number };
-    return { url: `http://127.0.0.1:${port}/mcp`, tool: 'echo', args: { text: 'hello' }, stop: stopper(child) };
-  },
-};
-
-function portico(kind: 'sqlite' | 'postgres'): Scenario {
-  return {
-    name: `Portico full pipeline (${kind})`,
-    async start() {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      let databaseUrl: string;
-      let cleanup = async () => undefined as void;
-      if (kind === 'sqlite') {
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-bench-'));
-        databaseUrl = `sqlite:${path.join(dir, 'bench.sqlite')}`;
-        cleanup = async () => fs.rmSync(dir, { recursive: true, force: true });
-      } else {
-        const schema = `bench_${randomBytes(5).toString('hex')}`;
-        const admin = knexFactory({ client: 'pg', connection: PG_URL! });
-        await admin.raw(`create schema "${schema}"`);
-        await admin.destroy();
-        const u = new URL(PG_URL!);
-        u.searchParams.set('options', `-c search_path=${schema}`);
-        databaseUrl = u.href;
-        cleanup = async () => {
-          const drop = knexFactory({ client: 'pg', connection: PG_URL! });
-          await drop.raw(`drop schema "${schema}" cascade`);
-          await drop.destroy();
-        };
-      }
-      const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, '..', 'main.ts')]), {
-        PORT: String(port), HOST: '127.0.0.1', PUBLIC_AUTH_URL: url, DATABASE_URL: databaseUrl, DEMO: 'on', DEMO_PASSWORD: PASSWORD, LOG_LEVEL: 'info',
-        RATE_LIMIT_PER_MINUTE: '1000000', // throughput is measured above the per-connection limit
-      });
-      child.stdout!.resume(); // request logs are part of the cost; their text is not needed here
-      await waitReady(url);
-      const tokens = await authorizeWithPassword(url, {
-        email: 'admin@acme.example', password: PASSWORD, tenant: 'acme', resource: `${url}/mcp/forge`, scopes: ['forge.chat.read'],
-      });
-      const stop = stopper(child);
-      return {
-        url: `${url}/mcp/forge`, token: tokens.accessToken, tool: 'forge.list_conversations', args: { limit: 10 },
-        stop: async () => {
-          await stop();
-          await cleanup();
-        },
-      };
-    },
-  };
-}
-
-const scenarios: Scenario[] = [bare, portico('sqlite'), ...(PG_URL ? [portico('postgres')] : [])].filter(
-  (s) => !ONLY || ONLY.some((o) => s.name.toLowerCase().includes(o)),
-);
-
-const results: Array<{ scenario: string; concurrency: number } & LoadResult> = [];
-for (const scenario of scenarios) {
-  const running = await scenario.start();
-  try {
-    for (const concurrency of [10, 50]) {
-      const sessionId = await openSession(running.url, running.token);
-      const result = await load({ url: running.url, token: running.token, sessionId, concurrency, tool: running.tool, args: running.args });
-      results.push({ scenario: scenario.name, concurrency, ...result });
-      process.stderr.write(`${scenario.name} c=${concurrency}: ${result.rps} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}\n`);
-    }
-  } finally {
-    await running.stop();
-  }
-}
-
-const baseline = (c: number) => results.find((r) => r.scenario === bare.name && r.concurrency === c);
-const rows = results.map((r) => {
-  const base = baseline(r.concurrency);
-  return { ...r, throughput_ratio: base ? Number((r.rps / base.rps).toFixed(2)) : null, p99_ratio: base ? Number((r.p99 / base.p99).toFixed(2)) : null };
-});
-const report = {
+  tools_call?: ToolsCallRow[];
+  statements?: StatementRow[];
+  token_endpoint?: TokenRow[];
+  revocation?: RevocationRow[];
+  session_memory?: SessionMemory;
+  memory_under_load?: FlatMemory;
+  audit?: AuditRow[];
+  duration_s?: number;
+} = {
   date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, pinned: hasTaskset },
+  machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, pinned: hasTaskset, load_average: os.loadavg().map((l) => Number(l.toFixed(2))) },
+  quick: QUICK,
   seconds: SECONDS,
-  tools_call: rows,
 };
-fs.mkdirSync(path.join(import.meta.dirname, 'results'), { recursive: true });
-const file = path.join(import.meta.dirname, 'results', `${report.date.slice(0, 19).replace(/[:T]/g, '-')}.json`);
-fs.writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
-fs.writeFileSync(path.join(import.meta.dirname, 'results', 'latest.json'), JSON.stringify(report, null, 2) + '\n');
 
-console.log(`\n| scenario | c | req/s | p50 ms | p99 ms | errors | throughput × bare | p99 × bare |`);
-console.log(`|---|---|---|---|---|---|---|---|`);
-for (const r of rows) console.log(`| ${r.scenario} | ${r.concurrency} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.throughput_ratio ?? ''} | ${r.p99_ratio ?? ''} |`);
-console.log(`\nwritten to ${path.relative(process.cwd(), file)}`);
+if (wanted('tools')) report.tools_call = await toolsCall(KINDS, servers);
+if (wanted('statements')) report.statements = await statementCounts(KINDS);
+if (wanted('tokens')) report.token_endpoint = await tokenEndpoint(KINDS);
+if (wanted('revocation')) report.revocation = await revocation(KINDS);
+if (wanted('memory')) {
+  report.session_memory = await sessionMemory();
+  report.memory_under_load = await flatMemory();
+}
+if (wanted('audit')) report.audit = await auditLog(KINDS);
+report.duration_s = Math.round((Date.now() - startedAt) / 1000);
+
+const dir = path.join(import.meta.dirname, 'results');
+fs.mkdirSync(dir, { recursive: true });
+const file = path.join(dir, `${report.date.slice(0, 19).replace(/[:T]/g, '-')}.json`);
+fs.writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+fs.writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+
+const out: string[] = [];
+const table = (head: string[], rows: Array<Array<unknown>>) => {
+  out.push(`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map((v) => v ?? '').join(' | ')} |`), '');
+};
+out.push(`Run ${report.date} on ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}, ${QUICK ? 'quick' : 'full'} (${SECONDS} s per load), load average at start ${(report.machine.load_average as number[]).join(' ')}`, '');
+if (report.tools_call) {
+  out.push('tools/call (Portico: opaque token, live grant, scope, tenant, forge.list_conversations on tenant data, durable audit record before the reply)', '');
+  table(['server', 'c', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/call', 'throughput × bare', 'p99 × bare'],
+    report.tools_call.map((r) => [r.scenario, r.concurrency, r.rps, r.p50, r.p99, r.errors, r.cpu_ms_per_call, r.throughput_ratio, r.p99_ratio]));
+}
+if (report.statements) {
+  out.push('SQL statements per request (knex query events, in-process)', '');
+  table(['database', 'request', 'statements', 'of them grant store'], report.statements.map((r) => [r.database, r.request, r.statements, r.grant_store]));
+}
+if (report.token_endpoint) {
+  out.push('Token endpoint (opaque tokens stored through knex)', '');
+  table(['database', 'grant', 'c', 'requests', 'req/s', 'p50 ms', 'p99 ms', 'errors'],
+    report.token_endpoint.map((r) => [r.database, r.grant_type, r.concurrency, r.requests, r.rps, r.p50, r.p99, r.errors]));
+}
+if (report.revocation) {
+  out.push('Revocation to reject (console API DELETE; target: zero successes after the response; other instance ≤ 100 ms p99)', '');
+  table(['database', 'instance measured', 'revocations', 'calls sent after response', 'of them succeeded', 'refusal p50/p99/max ms', 'GET stream closed p50/p99/max ms'],
+    report.revocation.map((r) => [r.database, r.mode, r.revocations, r.calls_after, r.successes_after, `${r.reject_p50} / ${r.reject_p99} / ${r.reject_max}`, `${r.stream_close_p50} / ${r.stream_close_p99} / ${r.stream_close_max}`]));
+}
+if (report.session_memory) {
+  const m = report.session_memory;
+  out.push('Memory (target: 1,000 idle sessions with GET streams under 150 MB above idle; flat under load)', '');
+  table(['measure', 'value'], [
+    [`RSS idle → with ${m.sessions} sessions + GET streams`, `${m.idle_rss_mb} → ${m.with_sessions_rss_mb} MB (+${m.above_idle_mb} MB, ${m.per_session_kb} KB/session)`],
+    ['V8 heap idle → with sessions', `${m.heap_idle_mb} → ${m.heap_with_sessions_mb} MB`],
+    ...(report.memory_under_load ? [
+      [`RSS over ${report.memory_under_load.seconds} s of tools/call at c=${report.memory_under_load.concurrency} (${report.memory_under_load.calls} calls), start → end (max)`,
+        `${report.memory_under_load.rss_start_mb} → ${report.memory_under_load.rss_end_mb} MB (${report.memory_under_load.rss_max_mb})`],
+      ['V8 heap over the same run, start → end (max)', `${report.memory_under_load.heap_start_mb} → ${report.memory_under_load.heap_end_mb} MB (${report.memory_under_load.heap_max_mb})`],
+    ] : []),
+  ]);
+}
+if (report.audit) {
+  out.push('Audit log at size (targets: filtered query < 50 ms, export > 50,000 records/s)', '');
+  table(['database', 'records', 'query tenant+product+1 day p50 / p99 ms', 'export records', 'JSONL records/s', 'CSV records/s'],
+    report.audit.map((r) => [r.database, r.records, `${r.query_p50_ms} / ${r.query_p99_ms}`, r.export_records, r.export_jsonl_records_per_s, r.export_csv_records_per_s]));
+}
+out.push(`written to ${path.relative(process.cwd(), file)} (${report.duration_s} s)`);
+console.log(`\n${out.join('\n')}`);
+log('done');

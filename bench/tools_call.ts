@@ -1,0 +1,101 @@
+/**
+ * Audited tools/call against the bare SDK baseline: throughput, p50/p99 and the server's CPU time
+ * per call, at concurrency 10 and 50 (DESIGN.md §9).
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { authorizeWithPassword } from '../test/helpers/oauth.js';
+import {
+  cpuSeconds, createDatabase, firstLineOf, log, node, openSession, PASSWORD, pinned, PROTOCOL, QUICK, serverNode, spawnServer, startPortico, stopper, type Kind,
+} from './common.js';
+
+export const SECONDS = QUICK ? 3 : 10;
+const WARMUP = QUICK ? 1 : 2;
+
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export function runLoad(payload: Record<string, unknown>): LoadResult {
+  const [bin, ...rest] = pinned(1, [...node, path.join(import.meta.dirname, 'load.ts'), JSON.stringify(payload)]);
+  return JSON.parse(execFileSync(bin, rest, { encoding: 'utf8', maxBuffer: 1 << 20 })) as LoadResult;
+}
+
+interface Target {
+  url: string;
+  pid: number;
+  token?: string;
+  tool: string;
+  args: Record<string, unknown>;
+  stop(): Promise<void>;
+}
+
+export interface ToolsCallRow extends LoadResult {
+  scenario: string;
+  concurrency: number;
+  /** Server CPU milliseconds per call (user + system, /proc), including warm-up calls' share. */
+  cpu_ms_per_call: number;
+  throughput_ratio?: number;
+  p99_ratio?: number;
+}
+
+export const BARE = 'bare SDK (no auth, no audit)';
+
+async function startBare(): Promise<Target> {
+  const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, 'bare_sdk_server.ts')]), {});
+  const { port } = JSON.parse(await firstLineOf(child)) as { port: number };
+  return { url: `http://127.0.0.1:${port}/mcp`, pid: child.pid!, tool: 'echo', args: { text: 'hello' }, stop: stopper(child) };
+}
+
+async function startFull(kind: Kind): Promise<Target> {
+  const database = await createDatabase(kind);
+  const server = await startPortico(database);
+  const tokens = await authorizeWithPassword(server.url, {
+    email: 'admin@acme.example', password: PASSWORD, tenant: 'acme', resource: `${server.url}/mcp/forge`, scopes: ['forge.chat.read'],
+  });
+  return {
+    url: `${server.url}/mcp/forge`, pid: server.pid, token: tokens.accessToken, tool: 'forge.list_conversations', args: { limit: 10 },
+    stop: async () => {
+      await server.stop();
+      await database.drop();
+    },
+  };
+}
+
+export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCallRow[]> {
+  const scenarios: Array<{ name: string; start(): Promise<Target> }> = [
+    { name: BARE, start: startBare },
+    ...kinds.map((kind) => ({ name: `Portico full pipeline (${kind})`, start: () => startFull(kind) })),
+  ].filter((s) => !only || only.some((o) => s.name.toLowerCase().includes(o)));
+  const rows: ToolsCallRow[] = [];
+  for (const scenario of scenarios) {
+    const target = await scenario.start();
+    try {
+      for (const concurrency of [10, 50]) {
+        const sessionId = await openSession(target.url, target.token);
+        const cpuBefore = cpuSeconds(target.pid);
+        const result = runLoad({ mode: 'tools', url: target.url, token: target.token, sessionId, concurrency, tool: target.tool, args: target.args, protocolVersion: PROTOCOL, seconds: SECONDS, warmupSeconds: WARMUP });
+        const cpu = cpuSeconds(target.pid) - cpuBefore;
+        const calls = result.requests * ((SECONDS + WARMUP) / SECONDS);
+        rows.push({ scenario: scenario.name, concurrency, ...result, cpu_ms_per_call: Number(((cpu * 1000) / Math.max(1, calls)).toFixed(3)) });
+        log(`${scenario.name} c=${concurrency}: ${result.rps} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}`);
+      }
+    } finally {
+      await target.stop();
+    }
+  }
+  for (const row of rows) {
+    const base = rows.find((r) => r.scenario === BARE && r.concurrency === row.concurrency);
+    if (!base) continue;
+    row.throughput_ratio = Number((row.rps / base.rps).toFixed(2));
+    row.p99_ratio = Number((row.p99 / base.p99).toFixed(2));
+  }
+  return rows;
+}
