@@ -7,8 +7,10 @@ import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { issueAccessToken, type IssuedToken } from '../helpers/grants.js';
 import type { DbKind } from '../helpers/db.js';
+import { rememberSecret } from '../helpers/secrets.js';
 
 export const PASSWORD = 'console-test-password';
+rememberSecret(PASSWORD);
 export const ALL_CONSOLE_SCOPES = Object.keys(CONSOLE_SCOPES);
 
 export interface ConsoleFixture {

@@ -6,6 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DbOrTrx } from '../../db/connect.js';
 import { createConnection, hashTokenId, type DbConnectionRow } from '../../db/grant_store.js';
+import { rememberSecret } from './secrets.js';
 
 export interface IssuedToken {
   token: string;
@@ -29,6 +30,7 @@ export async function issueAccessToken(
     product: input.product, resource: input.resource, scopes: input.scopes,
   });
   const token = randomBytes(32).toString('base64url');
+  rememberSecret(token);
   const exp = now + (input.ttlSeconds ?? 3600);
   await db('oidc_payloads').insert({
     model: 'AccessToken', id: hashTokenId(token), grant_id: grantId, client_id: clientId, account_id: input.userId, expires_at: exp * 1000,

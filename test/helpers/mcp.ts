@@ -27,9 +27,11 @@ import { EventBus } from '../../shared/events.js';
 import test, { type ExecutionContext } from 'ava';
 import { databasesUnderTest, type DbKind } from './db.js';
 import { issueAccessToken } from './grants.js';
+import { rememberSecret } from './secrets.js';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
 
 export const DEMO_PASSWORD = 'demo-password-1234';
+rememberSecret(DEMO_PASSWORD);
 
 export interface McpTestServer extends TestServer {
   db: Db;

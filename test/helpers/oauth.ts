@@ -8,6 +8,7 @@
  * refresh) are exported for tests of the flow's protections.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { rememberSecret } from './secrets.js';
 
 export interface TokenSet {
   accessToken: string;
@@ -78,6 +79,7 @@ export class CookieJar {
 
 export function pkce(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
+  rememberSecret(verifier);
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
@@ -192,6 +194,7 @@ export async function postForm(baseUrl: string, jar: CookieJar, action: string, 
 
 /** Submits the sign-in page; returns the next page (the consent page) or wherever the flow went. */
 export async function signIn(baseUrl: string, auth: Authorization, email: string, password: string) {
+  rememberSecret(password);
   const page = await follow(baseUrl, auth.jar, auth.response);
   if (!page.html) throw new Error(`expected the sign-in page, got ${page.response.status} ${page.url}`);
   const form = parseForm(page.html);
@@ -233,10 +236,12 @@ interface TokenResponse {
 }
 
 function tokenSet(body: TokenResponse, clientId: string): TokenSet {
+  rememberSecret(body.access_token, body.refresh_token);
   return { accessToken: body.access_token, refreshToken: body.refresh_token, clientId, expiresIn: body.expires_in, scope: body.scope, tokenType: body.token_type };
 }
 
 export async function exchangeCode(baseUrl: string, input: { code: string; clientId: string; redirectUri: string; verifier: string; resource?: string }): Promise<TokenSet> {
+  rememberSecret(input.code, input.verifier);
   const response = await tokenRequest(baseUrl, {
     grant_type: 'authorization_code', code: input.code, client_id: input.clientId, redirect_uri: input.redirectUri, code_verifier: input.verifier,
     ...(input.resource ? { resource: input.resource } : {}),
@@ -276,6 +281,7 @@ export async function authorizeCode(baseUrl: string, options: AuthorizeOptions &
 
 /** The real flow end to end; returns the tokens. */
 export async function authorizeWithPassword(baseUrl: string, options: AuthorizeOptions): Promise<TokenSet> {
+  rememberSecret(options.password);
   const { code, clientId, redirectUri, verifier } = await authorizeCode(baseUrl, options);
   return exchangeCode(baseUrl, { code, clientId, redirectUri, verifier, resource: options.resource });
 }

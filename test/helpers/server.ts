@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../../shared/log.js';
 import { startPortico, type Mount, type Portico } from '../../app.js';
 import { defaultMounts } from '../../mounts.js';
 import { createTestDatabase, type DbKind, type TestDatabase } from './db.js';
+import { leakedSecrets } from './secrets.js';
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -55,6 +56,9 @@ export async function startTestServer(kind: DbKind, options: TestServerOptions =
     if (stopped) return;
     stopped = true;
     await portico.close();
+    // Every test server is part of the suite-wide scan for secrets in logs (test/helpers/secrets.ts).
+    const leaks = leakedSecrets(logs);
+    if (leaks.length) throw new Error(`secrets reached the log: ${JSON.stringify(leaks)}`);
   };
   return {
     portico, url: portico.url, config, database, logs, stop,
