@@ -152,8 +152,12 @@ export async function startPortico(database: BenchDatabase, options: { env?: Rec
   return { url, pid: child.pid!, stop: stopper(child) };
 }
 
-/** initialize + notifications/initialized; returns the session id. */
+/** initialize + notifications/initialized; returns the session id. Retried once: a kept-alive socket the server just closed fails the first try. */
 export async function openSession(url: string, token?: string): Promise<string> {
+  return openSessionOnce(url, token).catch(() => openSessionOnce(url, token));
+}
+
+async function openSessionOnce(url: string, token?: string): Promise<string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (token) headers.authorization = `Bearer ${token}`;
   const init = await fetch(url, {
