@@ -9,15 +9,19 @@ import { authMount } from './auth/index.js';
 import { consoleMount } from './auth/console/index.js';
 import { mcpMount } from './mcp/index.js';
 import { PRODUCTS } from './mcp/products/index.js';
-import { buildCatalog } from './shared/catalog.js';
+import { buildCatalog, type ProductDefinition } from './shared/catalog.js';
 import { EventBus } from './shared/events.js';
 import { startEventRelay } from './db/notify.js';
 import { SurfaceRegistry } from './db/surfaces.js';
 
-/** `events` lets a test hold the bus the parts share (e.g. to watch revocations reach the MCP host). */
-export function defaultMounts(options: { events?: EventBus } = {}): Mount[] {
-  const surfaces = new SurfaceRegistry(new Map(PRODUCTS.map((p) => [p.id, p.status])));
-  const catalog = buildCatalog(PRODUCTS, (id) => surfaces.isLive(id));
+/**
+ * `events` lets a test hold the bus the parts share (e.g. to watch revocations reach the MCP host);
+ * `products` lets a test serve an extra test-only product beside the real ones.
+ */
+export function defaultMounts(options: { events?: EventBus; products?: readonly ProductDefinition<any>[] } = {}): Mount[] {
+  const products = options.products ?? PRODUCTS;
+  const surfaces = new SurfaceRegistry(new Map(products.map((p) => [p.id, p.status])));
+  const catalog = buildCatalog(products, (id) => surfaces.isLive(id));
   const events = options.events ?? new EventBus();
   return [eventRelayMount(events), surfacesMount(surfaces, events), authMount({ catalog, events }), consoleMount({ catalog, events }), mcpMount({ catalog, events })];
 }

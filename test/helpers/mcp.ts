@@ -24,6 +24,8 @@ import type { DbConnectionRow } from '../../db/grant_store.js';
 import type { DbAuditRow } from '../../db/audit.js';
 import { defaultMounts, defaultSeeders } from '../../mounts.js';
 import { EventBus } from '../../shared/events.js';
+import type { ProductDefinition } from '../../shared/catalog.js';
+import type { Mount } from '../../app.js';
 import test, { type ExecutionContext } from 'ava';
 import { databasesUnderTest, type DbKind } from './db.js';
 import { issueAccessToken } from './grants.js';
@@ -43,10 +45,18 @@ export interface McpTestServer extends TestServer {
   events: EventBus;
 }
 
+export interface McpServerOptions extends TestServerOptions {
+  /** The catalog to serve (default: every real product). */
+  products?: readonly ProductDefinition<any>[];
+  /** Mounts to run before the default ones (e.g. a test-only table). */
+  before?: Mount[];
+}
+
 /** A real server with tenants acme and globex, their users and every product's demo rows. */
-export async function startMcpServer(kind: DbKind, options: TestServerOptions = {}): Promise<McpTestServer> {
+export async function startMcpServer(kind: DbKind, options: McpServerOptions = {}): Promise<McpTestServer> {
   const events = new EventBus();
-  const server = await startTestServer(kind, { mounts: defaultMounts({ events }), ...options });
+  const { products, before = [], ...serverOptions } = options;
+  const server = await startTestServer(kind, { mounts: [...before, ...defaultMounts({ events, products })], ...serverOptions });
   const db = server.portico.context.db;
   await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
   const tenantRows: Array<{ id: string; slug: string }> = await db('tenants').select('id', 'slug');

@@ -5,19 +5,11 @@
  */
 import { z } from 'zod';
 import type { Mount } from '../../app.js';
-import { authMount } from '../../auth/index.js';
-import { consoleMount } from '../../auth/console/index.js';
-import { seedDemoIfEmpty } from '../../db/demo.js';
-import { SurfaceRegistry } from '../../db/surfaces.js';
 import type { TenantScope } from '../../db/tenant_scope.js';
-import { mcpMount } from '../../mcp/index.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
-import { defaultSeeders, eventRelayMount, surfacesMount } from '../../mounts.js';
-import { buildCatalog, defineProduct, defineTool } from '../../shared/catalog.js';
-import { EventBus } from '../../shared/events.js';
-import { createTestDatabase, type DbKind, type TestDatabase } from '../helpers/db.js';
-import { DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
-import { startTestServer } from '../helpers/server.js';
+import { defineProduct, defineTool } from '../../shared/catalog.js';
+import type { DbKind, TestDatabase } from '../helpers/db.js';
+import { startMcpServer, type McpTestServer } from '../helpers/mcp.js';
 
 interface Gate {
   entered: Promise<void>;
@@ -85,26 +77,8 @@ export interface FaultServer extends McpTestServer {
 
 /** startMcpServer's world (acme, globex, demo rows) plus faultlab; `database` may carry a PostgreSQL application_name. */
 export async function startFaultServer(kind: DbKind, options: { env?: Record<string, string>; database?: TestDatabase } = {}): Promise<FaultServer> {
-  const events = new EventBus();
-  const products = [...PRODUCTS, faultlab];
-  const surfaces = new SurfaceRegistry(new Map(products.map((p) => [p.id, p.status])));
-  const catalog = buildCatalog(products, (id) => surfaces.isLive(id));
-  const mounts: Mount[] = [faultlabTable, eventRelayMount(events), surfacesMount(surfaces, events), authMount({ catalog, events }), consoleMount({ catalog, events }), mcpMount({ catalog, events })];
-  const database = options.database ?? (await createTestDatabase(kind));
-  const server = await startTestServer(kind, { mounts, env: options.env, database });
-  const db = server.portico.context.db;
-  await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
-  const tenantRows: Array<{ id: string; slug: string }> = await db('tenants').select('id', 'slug');
-  const userRows: Array<{ id: string; email: string }> = await db('users').select('id', 'email');
-  const bySlug = Object.fromEntries(tenantRows.map((t) => [t.slug, t]));
+  const server = await startMcpServer(kind, { ...options, products: [...PRODUCTS, faultlab], before: [faultlabTable] });
   return Object.assign(server, {
-    db, events, mcpUrl: server.config.mcpUrl,
-    tenants: { acme: bySlug.acme, globex: bySlug.globex },
-    users: Object.fromEntries(userRows.map((u) => [u.email, u.id])),
-    markers: (name?: string) => (name ? db('faultlab_markers').where({ name }) : db('faultlab_markers')).select('name', 'tenant_id'),
-    close: async () => {
-      await server.stop();
-      if (!options.database) await database.drop();
-    },
+    markers: (name?: string) => (name ? server.db('faultlab_markers').where({ name }) : server.db('faultlab_markers')).select('name', 'tenant_id'),
   });
 }
