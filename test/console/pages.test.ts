@@ -2,26 +2,21 @@ import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
 import { startConsole, PASSWORD, type ConsoleFixture } from './setup.js';
 import { authenticateBearer } from '../../db/grant_store.js';
+import { CookieJar } from '../helpers/oauth.js';
 
-/** A tiny browser: keeps cookies, does not follow redirects, sends same-origin fetch metadata. */
+/** A tiny browser: keeps cookies (path-aware), does not follow redirects, sends same-origin fetch metadata. */
 class Session {
-  private readonly cookies = new Map<string, string>();
+  private readonly jar = new CookieJar();
   constructor(private readonly origin: string) {}
   async request(path: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}) {
-    const headers: Record<string, string> = { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'sec-fetch-site': 'same-origin', ...init.headers };
+    const headers: Record<string, string> = { 'sec-fetch-site': 'same-origin', ...init.headers };
     let body: string | undefined;
     if (init.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       headers.origin ??= this.origin;
       body = new URLSearchParams(init.form).toString();
     }
-    const response = await fetch(`${this.origin}${path}`, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body, redirect: 'manual' });
-    for (const cookie of response.headers.getSetCookie()) {
-      const [pair] = cookie.split(';');
-      const [name, ...value] = pair.split('=');
-      if (value.join('=') === '') this.cookies.delete(name);
-      else this.cookies.set(name, value.join('='));
-    }
+    const response = await this.jar.fetch(`${this.origin}${path}`, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body });
     return { status: response.status, location: response.headers.get('location'), headers: response.headers, text: await response.text() };
   }
   static csrfOf(text: string): string {
