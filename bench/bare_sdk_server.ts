@@ -1,15 +1,21 @@
 /**
- * The baseline: a bare @modelcontextprotocol/sdk server doing the same kind of tool call with no
- * auth, no tenant check and no audit. Stateful Streamable HTTP on node:http, one trivial tool.
+ * The baselines: a bare @modelcontextprotocol/sdk server doing the same kind of tool call with no
+ * auth, no tenant check and no audit. Stateful Streamable HTTP, one trivial tool, SSE replies.
+ *
+ *   (default)   on node:http, the body parsed by hand: the cheapest way to serve the SDK we found
+ *   --express   the SDK's own Express app (`createMcpExpressApp`), as its README and example
+ *               servers set it up
+ *
  * Prints `{ "port": N }` when listening.
  */
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
-const jsonResponse = process.argv.includes('--json');
 const transports = new Map<string, StreamableHTTPServerTransport>();
 
 function newServer(): McpServer {
@@ -20,16 +26,12 @@ function newServer(): McpServer {
   return server;
 }
 
-const httpServer = http.createServer(async (req, res) => {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+async function handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
   const sessionId = req.headers['mcp-session-id'] as string | undefined;
   let transport = sessionId ? transports.get(sessionId) : undefined;
   if (!transport) {
     transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: jsonResponse,
       onsessioninitialized: (id) => {
         transports.set(id, transport!);
       },
@@ -37,9 +39,23 @@ const httpServer = http.createServer(async (req, res) => {
     await newServer().connect(transport);
   }
   await transport.handleRequest(req, res, body);
-});
-httpServer.keepAliveTimeout = 60_000;
-httpServer.listen(0, '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ port: (httpServer.address() as { port: number }).port }) + '\n');
-});
+}
+
+function listening(server: http.Server): void {
+  server.keepAliveTimeout = 60_000;
+  process.stdout.write(JSON.stringify({ port: (server.address() as { port: number }).port }) + '\n');
+}
+
+if (process.argv.includes('--express')) {
+  const app = createMcpExpressApp();
+  app.all('/mcp', (req, res) => void handle(req, res, req.body));
+  const server: http.Server = app.listen(0, '127.0.0.1', () => listening(server));
+} else {
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    await handle(req, res, chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
+  });
+  server.listen(0, '127.0.0.1', () => listening(server));
+}
 process.on('SIGTERM', () => process.exit(0));

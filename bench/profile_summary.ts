@@ -51,3 +51,25 @@ console.log('\nself time by area');
 for (const [name, t] of [...areas].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(t)}  ${name}`);
 console.log('\nhottest functions (self)');
 for (const [name, t] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(t)}  ${name}`);
+
+// Inclusive time (self + callees) of the project's own functions: where a request's time goes.
+const inclusive = new Map<number, number>();
+const total_of = (id: number): number => {
+  const cached = inclusive.get(id);
+  if (cached !== undefined) return cached;
+  const node = byId.get(id)!;
+  const sum = (self.get(id) ?? 0) + (node.children ?? []).reduce((acc, child) => acc + total_of(child), 0);
+  inclusive.set(id, sum);
+  return sum;
+};
+const byFunction = new Map<string, number>();
+for (const node of profile.nodes) {
+  const { functionName, url, lineNumber } = node.callFrame;
+  const where = area(url, functionName);
+  if (!/\.ts$/.test(where)) continue;
+  const key = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
+  // A function on the stack twice (recursion) would count twice; the project's hot path has none.
+  byFunction.set(key, (byFunction.get(key) ?? 0) + total_of(node.id));
+}
+console.log('\nproject functions, inclusive');
+for (const [name, t] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(t)}  ${name}`);

@@ -42,14 +42,19 @@ export interface ToolsCallRow extends LoadResult {
   concurrency: number;
   /** Server CPU milliseconds per call (user + system, /proc), including warm-up calls' share. */
   cpu_ms_per_call: number;
+  /** Against the bare SDK server on node:http (the faster baseline). */
   throughput_ratio?: number;
   p99_ratio?: number;
+  /** Against the bare SDK server on the SDK's Express app. */
+  throughput_ratio_express?: number;
+  p99_ratio_express?: number;
 }
 
-export const BARE = 'bare SDK (no auth, no audit)';
+export const BARE = 'bare SDK on node:http (no auth, no audit)';
+export const BARE_EXPRESS = "bare SDK on the SDK's Express app (no auth, no audit)";
 
-async function startBare(): Promise<Target> {
-  const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, 'bare_sdk_server.ts')]), {});
+async function startBare(flags: string[]): Promise<Target> {
+  const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, 'bare_sdk_server.ts'), ...flags]), {});
   const { port } = JSON.parse(await firstLineOf(child)) as { port: number };
   return { url: `http://127.0.0.1:${port}/mcp`, pid: child.pid!, tool: 'echo', args: { text: 'hello' }, stop: stopper(child) };
 }
@@ -71,7 +76,8 @@ async function startFull(kind: Kind): Promise<Target> {
 
 export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCallRow[]> {
   const scenarios: Array<{ name: string; start(): Promise<Target> }> = [
-    { name: BARE, start: startBare },
+    { name: BARE, start: () => startBare([]) },
+    { name: BARE_EXPRESS, start: () => startBare(['--express']) },
     ...kinds.map((kind) => ({ name: `Portico full pipeline (${kind})`, start: () => startFull(kind) })),
   ].filter((s) => !only || only.some((o) => s.name.toLowerCase().includes(o)));
   const rows: ToolsCallRow[] = [];
@@ -91,11 +97,12 @@ export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCa
       await target.stop();
     }
   }
+  const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
   for (const row of rows) {
     const base = rows.find((r) => r.scenario === BARE && r.concurrency === row.concurrency);
-    if (!base) continue;
-    row.throughput_ratio = Number((row.rps / base.rps).toFixed(2));
-    row.p99_ratio = Number((row.p99 / base.p99).toFixed(2));
+    const express = rows.find((r) => r.scenario === BARE_EXPRESS && r.concurrency === row.concurrency);
+    if (base) Object.assign(row, { throughput_ratio: ratio(row.rps, base.rps), p99_ratio: ratio(row.p99, base.p99) });
+    if (express) Object.assign(row, { throughput_ratio_express: ratio(row.rps, express.rps), p99_ratio_express: ratio(row.p99, express.p99) });
   }
   return rows;
 }
