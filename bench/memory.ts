@@ -33,6 +33,12 @@ export interface FlatMemory {
   heap_start_mb: number;
   heap_end_mb: number;
   heap_max_mb: number;
+  /**
+   * The heap is a sawtooth (garbage piles up between collections), so a leak shows in its
+   * floor: the lowest sample of the first and of the last third of the steady run.
+   */
+  heap_floor_first_third_mb: number;
+  heap_floor_last_third_mb: number;
   samples: Array<{ t: number; rss_mb: number; heap_mb: number }>;
 }
 
@@ -132,13 +138,16 @@ export async function flatMemory(): Promise<FlatMemory> {
     const steady = samples.filter((s) => s.t >= FLAT_SECONDS / 10);
     const first = steady[0] ?? samples[0];
     const last = samples[samples.length - 1];
+    const third = (FLAT_SECONDS - first.t) / 3;
+    const floor = (from: number, to: number) => Math.min(...steady.filter((s) => s.t >= from && s.t <= to).map((s) => s.heap_mb));
     const result = {
       seconds: FLAT_SECONDS, concurrency, calls: load.requests,
       rss_start_mb: first.rss_mb, rss_end_mb: last.rss_mb, rss_max_mb: Math.max(...samples.map((s) => s.rss_mb)),
       heap_start_mb: first.heap_mb, heap_end_mb: last.heap_mb, heap_max_mb: Math.max(...samples.map((s) => s.heap_mb)),
+      heap_floor_first_third_mb: floor(first.t, first.t + third), heap_floor_last_third_mb: floor(last.t - third, last.t),
       samples,
     };
-    log(`memory over ${FLAT_SECONDS} s of load (${load.requests} calls): RSS ${result.rss_start_mb} → ${result.rss_end_mb} MB, heap ${result.heap_start_mb} → ${result.heap_end_mb} MB`);
+    log(`memory over ${FLAT_SECONDS} s of load (${load.requests} calls): RSS ${result.rss_start_mb} → ${result.rss_end_mb} MB, heap ${result.heap_start_mb} → ${result.heap_end_mb} MB, heap floor ${result.heap_floor_first_third_mb} → ${result.heap_floor_last_third_mb} MB`);
     return result;
   } finally {
     await pool.destroy();

@@ -95,6 +95,7 @@ if (report.session_memory) {
       [`RSS over ${report.memory_under_load.seconds} s of tools/call at c=${report.memory_under_load.concurrency} (${report.memory_under_load.calls} calls), start → end (max)`,
         `${report.memory_under_load.rss_start_mb} → ${report.memory_under_load.rss_end_mb} MB (${report.memory_under_load.rss_max_mb})`],
       ['V8 heap over the same run, start → end (max)', `${report.memory_under_load.heap_start_mb} → ${report.memory_under_load.heap_end_mb} MB (${report.memory_under_load.heap_max_mb})`],
+      ['V8 heap floor (lowest sample), first third → last third of the run', `${report.memory_under_load.heap_floor_first_third_mb} → ${report.memory_under_load.heap_floor_last_third_mb} MB`],
     ] : []),
   ]);
 }
