@@ -23,7 +23,9 @@ export function defaultMounts(options: { events?: EventBus; products?: readonly 
   const surfaces = new SurfaceRegistry(new Map(products.map((p) => [p.id, p.status])));
   const catalog = buildCatalog(products, (id) => surfaces.isLive(id));
   const events = options.events ?? new EventBus();
-  return [eventRelayMount(events), surfacesMount(surfaces, events), authMount({ catalog, events }), consoleMount({ catalog, events }), mcpMount({ catalog, events })];
+  // The MCP host first: its requests, the hot path, then never pass the authorization server's
+  // middleware (oidc-provider's router and its per-request AsyncLocalStorage context).
+  return [eventRelayMount(events), surfacesMount(surfaces, events), mcpMount({ catalog, events }), authMount({ catalog, events }), consoleMount({ catalog, events })];
 }
 
 /** On PostgreSQL, carries revocations and surface changes to every other instance. */

@@ -7,6 +7,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { DatabaseConfig } from '../shared/config.js';
+import { sqliteClient } from './sqlite_client.js';
 
 // PostgreSQL returns int8 as a string by default; our int8 columns are epoch milliseconds and counters.
 pg.types.setTypeParser(20, (value: string) => Number(value));
@@ -28,28 +29,47 @@ export function connectDatabase(config: DatabaseConfig): Db {
       acquireConnectionTimeout: 10_000,
     });
   }
-  if (config.filename !== ':memory:') fs.mkdirSync(path.dirname(config.filename), { recursive: true });
-  return knexFactory({
-    client: 'sqlite3',
-    connection: { filename: config.filename },
-    useNullAsDefault: true,
-    // node-sqlite3 serialises on one connection anyway; one connection keeps transactions simple.
-    pool: {
-      min: 1,
-      max: 1,
-      afterCreate(connection: SqliteConnection, done: (error: Error | null, connection: unknown) => void) {
-        connection.exec(
-          'PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;',
-          (error) => done(error, connection),
-        );
-      },
-    },
-    acquireConnectionTimeout: 10_000,
-  });
+  if (config.filename === ':memory:') return sqlite(config.filename, 1, 1, WRITER_PRAGMAS);
+  fs.mkdirSync(path.dirname(config.filename), { recursive: true });
+  // One writing connection: SQLite has one writer at a time anyway, and it keeps transactions simple.
+  const writer = sqlite(config.filename, 1, 1, WRITER_PRAGMAS);
+  // Reads that need no transaction run beside it (WAL: readers never wait for the writer), so a
+  // read tool's SELECT does not queue behind the audit log's group commit (docs/performance.md).
+  const reader = sqlite(config.filename, 0, READERS, READER_PRAGMAS);
+  readers.set(writer, reader);
+  // Closing the database closes both pools (knex's destroy() is its client's).
+  const client = writer.client as { destroy(callback?: unknown): Promise<void> };
+  const destroy = client.destroy.bind(client);
+  client.destroy = async (callback?: unknown) => {
+    await reader.destroy();
+    return destroy(callback);
+  };
+  return writer;
 }
 
-interface SqliteConnection {
-  exec(sql: string, callback: (error: Error | null) => void): void;
+const WRITER_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'synchronous = NORMAL'];
+/** query_only: a read-only tool that tried to write would fail here, not change data unaudited. */
+const READER_PRAGMAS = ['query_only = ON'];
+const READERS = 2;
+const readers = new WeakMap<Db, Db>();
+
+/**
+ * Where reads outside a transaction go: on SQLite, a pool of read-only connections beside the one
+ * writer; on PostgreSQL (and an in-memory SQLite database, which a second connection cannot
+ * see), the same pool. A read there sees every transaction committed before it started.
+ */
+export function readerOf(db: Db): Db {
+  return readers.get(db) ?? db;
+}
+
+function sqlite(filename: string, min: number, max: number, pragmas: string[]): Db {
+  return knexFactory({
+    client: sqliteClient({ pragmas }) as unknown as typeof Knex.Client,
+    connection: { filename },
+    useNullAsDefault: true,
+    pool: { min, max },
+    acquireConnectionTimeout: 10_000,
+  });
 }
 
 /** Cheap round trip for /readyz. */

@@ -21,7 +21,8 @@ export function isForeignKeyViolation(error: unknown): boolean {
 
 export function isUnavailable(error: unknown): boolean {
   const e = error as DriverError;
-  return ['SQLITE_BUSY', 'SQLITE_LOCKED', 'ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '08006', '08003', '08001'].includes(e?.code ?? '') ||
+  // SQLite's extended codes (SQLITE_BUSY_SNAPSHOT, SQLITE_LOCKED_SHAREDCACHE …) are the same condition.
+  return /^SQLITE_(BUSY|LOCKED)(_|$)/.test(e?.code ?? '') || ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '08006', '08003', '08001'].includes(e?.code ?? '') ||
     /Knex: Timeout acquiring a connection|Connection terminated|Client has encountered a connection error|Connection ended unexpectedly/.test(e?.message ?? '');
 }
 

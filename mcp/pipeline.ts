@@ -15,7 +15,7 @@
  * parameters and turns what it returns or throws into the wire form.
  */
 import { performance } from 'node:perf_hooks';
-import type { Db, DbOrTrx } from '../db/connect.js';
+import { readerOf, type Db, type DbOrTrx } from '../db/connect.js';
 import { appendAudit, AuditWriter, canonicalJson, sha256Hex, type AuditKind } from '../db/audit.js';
 import { authenticateBearer, hashTokenId, touchConnection, type Principal } from '../db/grant_store.js';
 import { TenantScope } from '../db/tenant_scope.js';
@@ -76,9 +76,12 @@ export class Pipeline {
   private readonly durations: Histogram;
   /** Group commit for the records of reads and refusals (docs/performance.md). */
   private readonly audit: AuditWriter;
+  /** Reads outside a transaction: on SQLite, connections beside the writer (db/connect.ts). */
+  private readonly reads: Db;
 
   constructor(private readonly deps: PipelineDeps) {
     this.audit = new AuditWriter(deps.db);
+    this.reads = readerOf(deps.db);
     for (const product of deps.catalog.products) {
       for (const tool of product.tools) this.tools.set(tool.name, compileTool(product, tool));
       for (const prompt of product.prompts) this.promptSchemas.set(prompt.name, compilePromptArgs(prompt));
@@ -107,13 +110,13 @@ export class Pipeline {
     if (!token) throw new AppError('invalid_token', 'a bearer token is required');
     const resource = this.resourceOf(productId);
     const cache = this.deps.principals;
-    if (!cache || token.length > 512) return authenticateBearer(this.deps.db, token, resource);
+    if (!cache || token.length > 512) return authenticateBearer(this.reads, token, resource);
     const key = PrincipalCache.key(hashTokenId(token), resource);
     const now = Date.now();
     const cached = cache.get(key, now);
     if (cached) return cached;
     const mark = cache.mark();
-    const principal = await authenticateBearer(this.deps.db, token, resource, now);
+    const principal = await authenticateBearer(this.reads, token, resource, now);
     cache.set(key, principal, mark, now);
     return principal;
   }
@@ -261,7 +264,7 @@ export class Pipeline {
       if (isReadOnly(tool)) {
         // A read changes nothing, so nothing needs rolling back: its record joins the next group
         // commit, and the reply waits until that record is durable (docs/performance.md).
-        const scope = new TenantScope(this.deps.db, principal.tenant.id);
+        const scope = new TenantScope(this.reads, principal.tenant.id);
         await this.checkReferences(product, scope, toolArgs);
         const context = this.context(scope, product, principal, options);
         const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, { ...context, signal }), options.signal);
@@ -324,7 +327,7 @@ export class Pipeline {
     try {
       const { resource, id } = this.admitResource(productId, principal, uri);
       // Reading changes nothing: no transaction to roll back, the record joins the next group commit.
-      const context = this.context(new TenantScope(this.deps.db, principal.tenant.id), product, principal, options);
+      const context = this.context(new TenantScope(this.reads, principal.tenant.id), product, principal, options);
       const value = await this.withTimeout((signal) => callReader(resource, id, { ...context, signal }), options.signal);
       await this.audit.append({ ...this.auditInput(principal, productId, 'resource', name, args, 'ok', performance.now() - started, options.requestId), touch: true });
       this.count(productId, 'resource', 'ok', performance.now() - started);
@@ -351,7 +354,7 @@ export class Pipeline {
       const prompt = this.admitPrompt(productId, principal, name);
       const args = parseArguments<Record<string, unknown>>(this.promptSchemas.get(prompt.name)!, rawArgs);
       // Building a prompt reads: no transaction to roll back, the record joins the next group commit.
-      const scope = new TenantScope(this.deps.db, principal.tenant.id);
+      const scope = new TenantScope(this.reads, principal.tenant.id);
       await this.checkReferences(product, scope, args);
       const context = this.context(scope, product, principal, options);
       const messages = await this.withTimeout((signal) => callPrompt(prompt, args, { ...context, signal }), options.signal);

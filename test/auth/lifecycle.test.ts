@@ -24,6 +24,10 @@ for (const kind of databasesUnderTest()) {
       const jwks = await (await fetch(`${first.url}/oauth/jwks`)).json();
       const spare = await registerClient(first.url);
       await first.stop();
+      // A few turns of the event loop's I/O phase, so this process's fetch sees the FIN of its kept-alive
+      // sockets to the stopped server before it picks one for the next request: the next start may
+      // not yield to I/O at all (SQLite is synchronous), and a stale socket fails with "other side closed".
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
 
       const second = await startAuthServer(kind, { database, env, seed: false });
       try {
