@@ -6,6 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { startPortico as startInProcess } from '../app.js';
+import { readerOf } from '../db/connect.js';
 import { defaultMounts, defaultSeeders } from '../mounts.js';
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/log.js';
@@ -33,10 +34,12 @@ export async function statementCounts(kinds: Kind[]): Promise<StatementRow[]> {
     const db: Knex = portico.context.db;
     let all = 0;
     let grantStore = 0;
-    db.on('query', (query: { sql: string }) => {
+    const count = (query: { sql: string }) => {
       all += 1;
       if (GRANT_STORE.test(query.sql)) grantStore += 1;
-    });
+    };
+    // On SQLite, reads outside a transaction run on separate read-only connections (db/connect.ts).
+    for (const pool of new Set([db, readerOf(db)])) pool.on('query', count);
     const measure = async (request: string, count: number, work: () => Promise<unknown>) => {
       all = 0;
       grantStore = 0;
