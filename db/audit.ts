@@ -127,7 +127,7 @@ async function saveHead(db: DbOrTrx, chain: string, last: DbAuditRow): Promise<v
 async function lockHead(db: DbOrTrx, chain: string): Promise<{ seq: number; hash: string }> {
   // One round trip: create the head if missing, lock it and read it. ON CONFLICT DO UPDATE takes
   // the row lock on PostgreSQL; on SQLite, being a write, it takes the database's write lock at
-  // once (waiting out busy_timeout) instead of failing later to upgrade a read transaction.
+  // once (retried while busy, db/sqlite_client.ts) instead of failing later to upgrade a read transaction.
   const result = await db.raw(
     'insert into audit_heads (chain, seq, hash) values (?, 0, ?) on conflict (chain) do update set chain = excluded.chain returning seq, hash',
     [chain, GENESIS_HASH],

@@ -29,10 +29,10 @@ export function connectDatabase(config: DatabaseConfig): Db {
       acquireConnectionTimeout: 10_000,
     });
   }
-  if (config.filename === ':memory:') return sqlite(config.filename, 1, 1, WRITER_PRAGMAS);
-  fs.mkdirSync(path.dirname(config.filename), { recursive: true });
+  if (config.filename !== ':memory:') fs.mkdirSync(path.dirname(config.filename), { recursive: true });
   // One writing connection: SQLite has one writer at a time anyway, and it keeps transactions simple.
   const writer = sqlite(config.filename, 1, 1, WRITER_PRAGMAS);
+  if (config.filename === ':memory:') return writer;
   // Reads that need no transaction run beside it (WAL: readers never wait for the writer), so a
   // read tool's SELECT does not queue behind the audit log's group commit (docs/performance.md).
   const reader = sqlite(config.filename, 0, READERS, READER_PRAGMAS);

@@ -38,7 +38,7 @@ interface QueryObject {
 }
 
 /** What SQLite's busy_timeout would wait, in total, before a statement fails as unavailable. */
-export const BUSY_BUDGET_MS = 5_000;
+const BUSY_BUDGET_MS = 5_000;
 const MAX_CACHED_STATEMENTS = 256;
 
 export interface SqliteOptions {
