@@ -5,8 +5,9 @@
  * record), so an export can be verified offline. Appending takes the chain head under a row lock
  * (PostgreSQL) or the database's write lock (SQLite); the caller's transaction makes record and effect atomic.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import type { Db, DbOrTrx } from './connect.js';
+import { createHash } from 'node:crypto';
+import { knexSql, writeTransaction, type Db, type DbOrTrx, type SqlRunner } from './connect.js';
+import { uuidv7 } from './ids.js';
 
 export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
@@ -79,27 +80,35 @@ export function sha256Hex(text: string): string {
 }
 
 const HASHED_FIELDS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_id', 'connection_id', 'product', 'kind', 'name', 'args_digest', 'args_redacted', 'outcome', 'duration_ms', 'request_id'] as const;
+/** The hashed fields in canonicalJson's key order, each with its `{"key":` or `,"key":` prefix. */
+const HASH_KEYS = [...HASHED_FIELDS].sort().map((field, i) => [field, `${i ? ',' : '{'}${JSON.stringify(field)}:`] as const);
 
+/**
+ * sha256(prev_hash + canonicalJson of the hashed fields, absent ones as null). The fields are
+ * scalars, so the canonical text is written directly, key by key in sorted order: the same text
+ * canonicalJson produces (test/foundation/audit.test.ts checks it), without building an object.
+ */
 export function recordHash(row: Omit<DbAuditRow, 'hash'>): string {
-  const body = Object.fromEntries(HASHED_FIELDS.map((f) => [f, row[f] ?? null]));
-  return sha256Hex(row.prev_hash + canonicalJson(body));
+  let text = row.prev_hash;
+  for (const [field, prefix] of HASH_KEYS) {
+    const value = row[field] ?? null;
+    text += prefix + (typeof value === 'object' && value !== null ? canonicalJson(value) : JSON.stringify(value));
+  }
+  return sha256Hex(`${text}}`);
 }
 
 export async function appendAudit(db: DbOrTrx, input: AuditInput): Promise<DbAuditRow> {
   // Head lock and head update must share a transaction, or two appends could take the same seq.
   if (!db.isTransaction) return db.transaction((trx) => appendAudit(trx, input));
-  const chain = input.tenantId ?? SYSTEM_CHAIN;
-  const head = await lockHead(db, chain);
-  const row = buildRecord(input, chain, head);
-  await db('audit_log').insert(row);
-  await saveHead(db, chain, row);
+  // A record alone counts no use of its connection (callers that want one write it themselves).
+  const [row] = await writeBatchWith(knexSql(db), [{ ...input, touch: false }]);
   return row;
 }
 
 /** The next record of a chain after `head`, hashed. */
 function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash: string }): DbAuditRow {
   const partial: Omit<DbAuditRow, 'hash'> = {
-    id: randomUUID(),
+    id: uuidv7(),
     chain,
     seq: head.seq + 1,
     time: input.time ?? Date.now(),
@@ -120,19 +129,17 @@ function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash
   return { ...partial, hash: recordHash(partial) };
 }
 
-async function saveHead(db: DbOrTrx, chain: string, last: DbAuditRow): Promise<void> {
-  await db('audit_heads').where({ chain }).update({ seq: last.seq, hash: last.hash });
+async function saveHead(sql: SqlRunner, chain: string, last: DbAuditRow): Promise<void> {
+  await sql.run('update audit_heads set seq = ?, hash = ? where chain = ?', [last.seq, last.hash, chain]);
 }
 
-async function lockHead(db: DbOrTrx, chain: string): Promise<{ seq: number; hash: string }> {
+async function lockHead(sql: SqlRunner, chain: string): Promise<{ seq: number; hash: string }> {
   // One round trip: create the head if missing, lock it and read it. ON CONFLICT DO UPDATE takes
-  // the row lock on PostgreSQL; on SQLite, being a write, it takes the database's write lock at
-  // once (retried while busy, db/sqlite_client.ts) instead of failing later to upgrade a read transaction.
-  const result = await db.raw(
+  // the row lock on PostgreSQL; on SQLite the transaction already holds the write lock.
+  const [head] = await sql.all<HeadRow>(
     'insert into audit_heads (chain, seq, hash) values (?, 0, ?) on conflict (chain) do update set chain = excluded.chain returning seq, hash',
     [chain, GENESIS_HASH],
-  ) as { rows: HeadRow[] } | HeadRow[];
-  const [head] = Array.isArray(result) ? result : result.rows;
+  );
   return { seq: Number(head.seq), hash: head.hash };
 }
 
@@ -152,8 +159,8 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-/** Rows per INSERT statement: well under SQLite's 32,766 bound variables at 18 columns. */
-const INSERT_CHUNK = 200;
+/** The columns of audit_log, in the order writeBatch binds them. */
+const COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_id', 'connection_id', 'product', 'kind', 'name', 'args_digest', 'args_redacted', 'outcome', 'duration_ms', 'request_id', 'prev_hash', 'hash'] as const;
 
 /**
  * Group commit of audit records (docs/performance.md). Records queued while one transaction
@@ -189,11 +196,11 @@ export class AuditWriter {
         const batch = this.queue.splice(0, this.maxBatch);
         let rows: DbAuditRow[];
         try {
-          rows = await this.db.transaction((trx) => writeBatch(trx, batch.map((p) => p.input)));
+          rows = await writeTransaction(this.db, (sql) => writeBatchWith(sql, batch.map((p) => p.input)));
         } catch {
           // One by one: a record that cannot be written fails its own call only.
           for (const pending of batch) {
-            await this.db.transaction((trx) => writeBatch(trx, [pending.input])).then(([row]) => pending.resolve(row), pending.reject);
+            await writeTransaction(this.db, (sql) => writeBatchWith(sql, [pending.input])).then(([row]) => pending.resolve(row), pending.reject);
           }
           continue;
         }
@@ -207,7 +214,12 @@ export class AuditWriter {
 }
 
 /** Appends many records in the caller's transaction; returns them in input order. */
-export async function writeBatch(trx: DbOrTrx, inputs: BatchedAudit[]): Promise<DbAuditRow[]> {
+export function writeBatch(trx: DbOrTrx, inputs: BatchedAudit[]): Promise<DbAuditRow[]> {
+  return writeBatchWith(knexSql(trx), inputs);
+}
+
+/** writeBatch on a transaction's plain-SQL runner (db/connect.ts writeTransaction). */
+async function writeBatchWith(sql: SqlRunner, inputs: BatchedAudit[]): Promise<DbAuditRow[]> {
   const uses = new Map<string, { count: number; at: number }>();
   for (const input of inputs) {
     if (!input.touch || !input.connectionId) continue;
@@ -218,32 +230,32 @@ export async function writeBatch(trx: DbOrTrx, inputs: BatchedAudit[]): Promise<
   }
   for (const id of [...uses.keys()].sort()) {
     const { count, at } = uses.get(id)!;
-    await trx('connections').where({ id }).update({ last_used_at: at, call_count: trx.raw('call_count + ?', [count]) });
+    await sql.run('update connections set last_used_at = ?, call_count = call_count + ? where id = ?', [at, count, id]);
   }
 
   const byChain = new Map<string, number[]>();
   inputs.forEach((input, i) => {
     const chain = input.tenantId ?? SYSTEM_CHAIN;
-    byChain.set(chain, [...(byChain.get(chain) ?? []), i]);
+    const members = byChain.get(chain);
+    if (members) members.push(i);
+    else byChain.set(chain, [i]);
   });
   const rows: DbAuditRow[] = new Array(inputs.length);
-  const all: DbAuditRow[] = [];
+  const values: unknown[][] = [];
   const heads: Array<{ chain: string; last: DbAuditRow }> = [];
   for (const chain of [...byChain.keys()].sort()) {
-    const head = await lockHead(trx, chain);
-    let previous = { seq: head.seq, hash: head.hash };
-    let last!: DbAuditRow;
+    let previous = await lockHead(sql, chain);
     for (const i of byChain.get(chain)!) {
       const { touch: _touch, ...input } = inputs[i];
-      last = buildRecord(input, chain, previous);
-      rows[i] = last;
-      all.push(last);
-      previous = last;
+      const row = buildRecord(input, chain, previous);
+      rows[i] = row;
+      values.push(COLUMNS.map((column) => row[column] ?? null));
+      previous = row;
     }
-    heads.push({ chain, last });
+    heads.push({ chain, last: previous as DbAuditRow });
   }
-  for (let i = 0; i < all.length; i += INSERT_CHUNK) await trx('audit_log').insert(all.slice(i, i + INSERT_CHUNK));
-  for (const { chain, last } of heads) await saveHead(trx, chain, last);
+  await sql.insert('audit_log', COLUMNS, values);
+  for (const { chain, last } of heads) await saveHead(sql, chain, last);
   return rows;
 }
 

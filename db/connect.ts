@@ -7,7 +7,9 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { DatabaseConfig } from '../shared/config.js';
-import { sqliteClient } from './sqlite_client.js';
+import { sqliteClient, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
+
+export type { SqlRunner } from './sqlite_client.js';
 
 // PostgreSQL returns int8 as a string by default; our int8 columns are epoch milliseconds and counters.
 pg.types.setTypeParser(20, (value: string) => Number(value));
@@ -35,7 +37,9 @@ export function connectDatabase(config: DatabaseConfig): Db {
   if (config.filename === ':memory:') return writer;
   // Reads that need no transaction run beside it (WAL: readers never wait for the writer), so a
   // read tool's SELECT does not queue behind the audit log's group commit (docs/performance.md).
-  const reader = sqlite(config.filename, 0, READERS, READER_PRAGMAS);
+  // They share one read-only connection (sqlite_client.ts ReadRunner); its pool of one serves
+  // only what knex runs itself (streams).
+  const reader = sqlite(config.filename, 0, 1, READER_PRAGMAS, true);
   readers.set(writer, reader);
   // Closing the database closes both pools (knex's destroy() is its client's).
   const client = writer.client as { destroy(callback?: unknown): Promise<void> };
@@ -50,7 +54,6 @@ export function connectDatabase(config: DatabaseConfig): Db {
 const WRITER_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'synchronous = NORMAL'];
 /** query_only: a read-only tool that tried to write would fail here, not change data unaudited. */
 const READER_PRAGMAS = ['query_only = ON'];
-const READERS = 2;
 const readers = new WeakMap<Db, Db>();
 
 /**
@@ -62,14 +65,49 @@ export function readerOf(db: Db): Db {
   return readers.get(db) ?? db;
 }
 
-function sqlite(filename: string, min: number, max: number, pragmas: string[]): Db {
+function sqlite(filename: string, min: number, max: number, pragmas: string[], readOnly = false): Db {
   return knexFactory({
-    client: sqliteClient({ pragmas }) as unknown as typeof Knex.Client,
+    client: sqliteClient({ pragmas, readOnly }) as unknown as typeof Knex.Client,
     connection: { filename },
     useNullAsDefault: true,
     pool: { min, max },
     acquireConnectionTimeout: 10_000,
   });
+}
+
+/** Plain SQL (`?` placeholders) through knex, on a transaction or the pool. */
+export function knexSql(db: DbOrTrx): SqlRunner {
+  return {
+    async all<Row>(sql: string, bindings: readonly unknown[] = []) {
+      const result = (await db.raw(sql, bindings as Knex.RawBinding[])) as { rows: Row[] } | Row[];
+      return Array.isArray(result) ? result : result.rows;
+    },
+    async run(sql: string, bindings: readonly unknown[] = []) {
+      await db.raw(sql, bindings as Knex.RawBinding[]);
+    },
+    // Many rows per statement (one round trip each on PostgreSQL), under both databases' bound-parameter limits.
+    async insert(table: string, columns: readonly string[], rows: readonly unknown[][]) {
+      const perStatement = Math.max(1, Math.floor(MAX_BINDINGS / columns.length));
+      const tuple = `(${columns.map(() => '?').join(', ')})`;
+      for (let i = 0; i < rows.length; i += perStatement) {
+        const chunk = rows.slice(i, i + perStatement);
+        await db.raw(`insert into ${table} (${columns.join(', ')}) values ${chunk.map(() => tuple).join(', ')}`, chunk.flat() as Knex.RawBinding[]);
+      }
+    },
+  };
+}
+
+/** Bound parameters per statement: well under SQLite's 32,766 and PostgreSQL's 65,535. */
+const MAX_BINDINGS = 3_600;
+
+/**
+ * One write transaction running plain SQL: on SQLite straight on the writer's connection (no
+ * query builder, no knex transaction: the cheapest write there is), on PostgreSQL a knex
+ * transaction. For hot writes whose SQL is the same on both (the audit log's group commit).
+ */
+export function writeTransaction<T>(db: Db, work: (sql: SqlRunner) => Promise<T>): Promise<T> {
+  if (dialectOf(db) === 'sqlite') return sqliteWriteTransaction(db, work);
+  return db.transaction((trx) => work(knexSql(trx)));
 }
 
 /** Cheap round trip for /readyz. */

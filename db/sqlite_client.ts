@@ -15,6 +15,11 @@
  * after someone else's commit) can never succeed and fails at once, as before.
  *
  * Prepared statements are kept per connection: knex compiles the same SQL text for the same query.
+ *
+ * `sqliteWriteTransaction` runs one write transaction straight on the writer's connection, without
+ * knex's query builder and transaction machinery: for the audit log's group commit, the hottest
+ * write (docs/performance.md). It takes the connection from knex's pool like any other query, so
+ * it still never overlaps another transaction.
  */
 import { createRequire } from 'node:module';
 import type { Knex } from 'knex';
@@ -23,11 +28,35 @@ import type BetterSqlite3 from 'better-sqlite3';
 const require = createRequire(import.meta.url);
 // knex's dialect classes are CommonJS modules without type declarations.
 const KnexBetterSqlite3 = require('knex/lib/dialects/better-sqlite3/index.js') as new (config: Knex.Config) => KnexClient;
+const KnexRunner = require('knex/lib/execution/runner.js') as new (client: unknown, builder: unknown) => KnexRunnerBase;
 const Database = require('better-sqlite3') as typeof BetterSqlite3;
 
 interface KnexClient {
   connectionSettings: { filename: string };
   _formatBindings(bindings: unknown[] | undefined): unknown[];
+  runner(builder: unknown): unknown;
+  destroy(callback?: unknown): Promise<void>;
+}
+
+interface KnexRunnerBase {
+  client: ReaderClient;
+  builder: KnexBuilder;
+  run(): Promise<unknown>;
+}
+
+interface KnexBuilder {
+  _connection?: unknown;
+  toSQL(): (QueryObject & { method?: string }) | QueryObject[];
+  queryContext(): unknown;
+}
+
+interface ReaderClient {
+  transacting?: boolean;
+  _formatBindings(bindings: unknown[] | undefined): unknown[];
+  processResponse(obj: QueryObject, runner: unknown): unknown;
+  postProcessResponse(response: unknown, context: unknown): unknown;
+  emit(event: string, value: unknown): boolean;
+  sharedConnection(): BetterSqlite3.Database | Promise<BetterSqlite3.Database>;
 }
 
 interface QueryObject {
@@ -37,6 +66,14 @@ interface QueryObject {
   context?: { lastID: number | bigint; changes: number };
 }
 
+/** SQL with `?` placeholders run on one connection: what db/ code writes when it needs no query builder. */
+export interface SqlRunner {
+  all<Row = Record<string, unknown>>(sql: string, bindings?: readonly unknown[]): Promise<Row[]>;
+  run(sql: string, bindings?: readonly unknown[]): Promise<void>;
+  /** Inserts rows (values in `columns` order) the way the dialect does it fastest. */
+  insert(table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<void>;
+}
+
 /** What SQLite's busy_timeout would wait, in total, before a statement fails as unavailable. */
 const BUSY_BUDGET_MS = 5_000;
 const MAX_CACHED_STATEMENTS = 256;
@@ -44,13 +81,62 @@ const MAX_CACHED_STATEMENTS = 256;
 export interface SqliteOptions {
   /** Statements run once per new connection (journal mode, foreign keys, query_only …). */
   pragmas: string[];
+  /**
+   * The client only reads, outside transactions (query_only connections): a query then runs at
+   * once on one shared connection, without knex's pool and runner (see ReadRunner).
+   */
+  readOnly?: boolean;
 }
 
 /** A knex client class for one SQLite file; pass it as knex's `client`. */
-export function sqliteClient({ pragmas }: SqliteOptions): new (config: Knex.Config) => object {
-  const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new (config: Knex.Config) => object {
+  /**
+   * A query of the read-only client, run straight on its shared connection: a statement on
+   * better-sqlite3 is synchronous, so any number of reads can share one connection without ever
+   * interleaving, and neither the pool nor knex's promise chain per query is needed. Anything
+   * unusual (a transaction, a builder bound to a connection, several statements) takes knex's own
+   * path. Results are what knex would return (its own processResponse), and the `query` event
+   * still fires (bench/statements.ts counts with it).
+   */
+  class ReadRunner extends KnexRunner {
+    override async run(): Promise<unknown> {
+      const query = this.builder.toSQL();
+      if (this.client.transacting || this.builder._connection || Array.isArray(query)) return super.run();
+      const client = this.client;
+      const connection = await client.sharedConnection();
+      client.emit('query', query);
+      const bindings = client._formatBindings(query.bindings);
+      const obj: QueryObject = { ...query, bindings };
+      try {
+        await retryBusy(() => execute(connection, obj, bindings));
+      } catch (error) {
+        if (error instanceof Error) error.message = `${query.sql} - ${error.message}`;
+        throw error;
+      }
+      return client.postProcessResponse(client.processResponse(obj, this), this.builder.queryContext());
+    }
+  }
 
   return class PorticoSqlite extends KnexBetterSqlite3 {
+    private shared?: BetterSqlite3.Database | Promise<BetterSqlite3.Database>;
+
+    override runner(builder: unknown): unknown {
+      return readOnly ? new ReadRunner(this, builder) : super.runner(builder);
+    }
+
+    /** The read-only client's one connection for ReadRunner, opened on first use. */
+    sharedConnection(): BetterSqlite3.Database | Promise<BetterSqlite3.Database> {
+      this.shared ??= this.acquireRawConnection().then((connection) => (this.shared = connection));
+      return this.shared;
+    }
+
+    override async destroy(callback?: unknown): Promise<void> {
+      const shared = this.shared;
+      this.shared = undefined;
+      if (shared) await this.destroyRawConnection(await shared);
+      return super.destroy(callback);
+    }
+
     async acquireRawConnection(): Promise<BetterSqlite3.Database> {
       const connection = new Database(this.connectionSettings.filename, { timeout: 0 });
       try {
@@ -59,7 +145,6 @@ export function sqliteClient({ pragmas }: SqliteOptions): new (config: Knex.Conf
         connection.close();
         throw error;
       }
-      statements.set(connection, new Map());
       return connection;
     }
 
@@ -77,13 +162,7 @@ export function sqliteClient({ pragmas }: SqliteOptions): new (config: Knex.Conf
 
   /** Runs one statement on the calling thread; knex reads `response` (and `context` for writes). */
   function execute(connection: BetterSqlite3.Database, obj: QueryObject, bindings: unknown[]): QueryObject {
-    const cache = statements.get(connection)!;
-    let statement = cache.get(obj.sql);
-    if (!statement) {
-      if (cache.size >= MAX_CACHED_STATEMENTS) cache.clear();
-      statement = connection.prepare(obj.sql);
-      cache.set(obj.sql, statement);
-    }
+    const statement = prepared(connection, obj.sql);
     if (statement.reader) {
       obj.response = statement.all(bindings);
       return obj;
@@ -92,6 +171,67 @@ export function sqliteClient({ pragmas }: SqliteOptions): new (config: Knex.Conf
     obj.response = result;
     obj.context = { lastID: result.lastInsertRowid, changes: result.changes };
     return obj;
+  }
+}
+
+const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
+
+/** The connection's prepared statement for `sql`, prepared once. */
+function prepared(connection: BetterSqlite3.Database, sql: string): BetterSqlite3.Statement {
+  let cache = statements.get(connection);
+  if (!cache) statements.set(connection, (cache = new Map()));
+  let statement = cache.get(sql);
+  if (!statement) {
+    if (cache.size >= MAX_CACHED_STATEMENTS) cache.clear();
+    statement = connection.prepare(sql);
+    cache.set(sql, statement);
+  }
+  return statement;
+}
+
+interface PoolClient {
+  acquireConnection(): Promise<BetterSqlite3.Database>;
+  releaseConnection(connection: BetterSqlite3.Database): Promise<unknown>;
+  emit(event: 'query', query: { sql: string; bindings: readonly unknown[] }): boolean;
+}
+
+/**
+ * One write transaction on the writer's own connection (BEGIN IMMEDIATE: the write lock is taken
+ * first, retried while another connection holds it), with `work` running plain SQL on it. Commits
+ * when `work` resolves, rolls back when it throws. `db` must be a database opened by this client.
+ */
+export async function sqliteWriteTransaction<T>(db: Knex, work: (sql: SqlRunner) => Promise<T>): Promise<T> {
+  const client = db.client as unknown as PoolClient;
+  const connection = await client.acquireConnection();
+  // knex's `query` event, as for its own statements (bench/statements.ts counts with it).
+  const statement = (sql: string, bindings: readonly unknown[] = []) => {
+    client.emit('query', { sql, bindings });
+    return prepared(connection, sql);
+  };
+  try {
+    await retryBusy(() => statement('BEGIN IMMEDIATE').run());
+    try {
+      const result = await work({
+        all: <Row>(sql: string, bindings: readonly unknown[] = []) => Promise.resolve(statement(sql, bindings).all(bindings) as Row[]),
+        run: (sql: string, bindings: readonly unknown[] = []) => {
+          statement(sql, bindings).run(bindings);
+          return Promise.resolve();
+        },
+        // Row by row through one prepared statement: no SQL text per row count, nothing to parse.
+        insert: (table: string, columns: readonly string[], rows: readonly unknown[][]) => {
+          const sql = `insert into ${table} (${columns.join(', ')}) values (${columns.map(() => '?').join(', ')})`;
+          for (const row of rows) statement(sql, row).run(row);
+          return Promise.resolve();
+        },
+      });
+      statement('COMMIT').run();
+      return result;
+    } catch (error) {
+      if (connection.inTransaction) connection.exec('ROLLBACK');
+      throw error;
+    }
+  } finally {
+    await client.releaseConnection(connection);
   }
 }
 
