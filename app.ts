@@ -122,6 +122,9 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
 
     return { app, server, context, url, demoCredentials, close };
   } catch (error) {
+    // A start that failed (the port taken, a migration refused) leaves nothing running: the parts
+    // mounted so far (the event relay's LISTEN connection, timers) are closed before the pool.
+    for (const hook of closeHooks.reverse()) await Promise.resolve().then(hook).catch(() => undefined);
     if (!options.db) await db.destroy().catch(() => undefined);
     throw error;
   }

@@ -4,6 +4,10 @@ import { randomUUID } from 'node:crypto';
 import { channelFor, startEventRelay } from '../../db/notify.js';
 import { EventBus, type PorticoEvent } from '../../shared/events.js';
 import { createLogger } from '../../shared/log.js';
+import net from 'node:net';
+import { loadConfig } from '../../shared/config.js';
+import { loadSecrets, startPortico } from '../../app.js';
+import { defaultMounts } from '../../mounts.js';
 
 const log = createLogger('silent');
 
@@ -65,6 +69,25 @@ if (databasesUnderTest().includes('postgres')) {
     } finally {
       await Promise.all(relays.map((r) => r.close()));
       await Promise.all(pools.map((p) => p.destroy()));
+      await database.drop();
+    }
+  });
+
+  test('a start that fails after the relay is listening (port taken) closes the relay again [postgres]', async (t) => {
+    const database = await createMigratedDatabase('postgres');
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    try {
+      const config = loadConfig({ PORT: String(port), HOST: '127.0.0.1', PUBLIC_AUTH_URL: `http://127.0.0.1:${port}`, DATABASE_URL: database.url, DEMO: 'off', LOG_LEVEL: 'silent' });
+      const error = await t.throwsAsync(startPortico(config, { log, mounts: defaultMounts() }));
+      t.is((error as { code?: string }).code, 'EADDRINUSE');
+      // The relay listened on the deployment's channel during the start; nothing may listen now.
+      const channel = channelFor((await loadSecrets(database.db)).macKey);
+      const listening = await database.db.raw("select count(*)::int as n from pg_stat_activity where query = ? and state <> 'active'", [`LISTEN ${channel}`]);
+      t.is(listening.rows[0].n, 0);
+    } finally {
+      taken.close();
       await database.drop();
     }
   });

@@ -38,7 +38,20 @@ export interface TestServerOptions {
 
 export async function startTestServer(kind: DbKind, options: TestServerOptions = {}): Promise<TestServer> {
   const database = options.database ?? (await createTestDatabase(kind));
-  const port = await freePort();
+  // The port is free when picked but another worker may take it before Portico listens: pick again.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOn(await freePort(), database, options);
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt === 5) {
+        if (!options.database) await database.drop();
+        throw error;
+      }
+    }
+  }
+}
+
+async function startOn(port: number, database: TestDatabase, options: TestServerOptions): Promise<TestServer> {
   const config = loadConfig({
     PORT: String(port),
     HOST: '127.0.0.1',
