@@ -1,6 +1,6 @@
 /** `npm start`: read the configuration, start Portico, stop gracefully on SIGTERM/SIGINT. */
 import { ConfigError, loadConfig, type Config } from './shared/config.js';
-import { createLogger } from './shared/log.js';
+import { bufferedStdout, createLogger } from './shared/log.js';
 import { startPortico } from './app.js';
 import { defaultMounts, defaultSeeders } from './mounts.js';
 
@@ -15,7 +15,8 @@ try {
   throw error;
 }
 
-const log = createLogger(config.logLevel);
+const stdout = bufferedStdout();
+const log = createLogger(config.logLevel, stdout.sink);
 const portico = await startPortico(config, { log, mounts: defaultMounts(), seeders: defaultSeeders() }).catch((error: unknown) => {
   log.error('start failed', { err: error });
   process.exit(1);
@@ -23,6 +24,7 @@ const portico = await startPortico(config, { log, mounts: defaultMounts(), seede
 
 if (portico.demoCredentials) {
   const lines = portico.demoCredentials.map((c) => `  ${c.email.padEnd(24)} ${c.password.padEnd(20)} ${c.memberships}`);
+  stdout.flush(); // the log lines of the start come first
   process.stdout.write(
     `\nDemo accounts (shown once; set DEMO=off to skip the demo, DEMO_PASSWORD to choose the password):\n${lines.join('\n')}\n\n`,
   );

@@ -14,6 +14,31 @@ export type LogSink = (line: string) => void;
 
 const stdoutSink: LogSink = (line) => process.stdout.write(line + '\n');
 
+/**
+ * stdout written once per turn of the event loop, for the service's one log line per request:
+ * on Linux stdout is synchronous for files and pipes, so a line each would be a write(2) each on
+ * the request path. Lines still buffered when the process exits are written then.
+ */
+export function bufferedStdout(): { sink: LogSink; flush(): void } {
+  let pending: string[] = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (!pending.length) return;
+    const text = `${pending.join('\n')}\n`;
+    pending = [];
+    process.stdout.write(text);
+  };
+  process.on('exit', flush);
+  const sink: LogSink = (line) => {
+    pending.push(line);
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+  return { sink, flush };
+}
+
 export function createLogger(level: LogLevel = 'info', sink: LogSink = stdoutSink, base: Record<string, unknown> = {}): Logger {
   const threshold = LOG_LEVELS.indexOf(level);
   const write = (at: LogLevel, msg: string, fields?: Record<string, unknown>) => {

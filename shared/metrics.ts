@@ -1,8 +1,17 @@
 /** A small Prometheus text-format registry: counters, gauges and histograms with labels. */
 type Labels = Record<string, string>;
 
+const NEEDS_ESCAPE = /[\\"\n]/;
+
+/** `a="1",b="2"`: names sorted, values escaped as the text format requires (rarely needed: checked first). */
 function labelKey(labels: Labels): string {
-  return Object.keys(labels).sort().map((k) => `${k}="${String(labels[k]).replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',');
+  let key = '';
+  for (const name of Object.keys(labels).sort()) {
+    const value = String(labels[name]);
+    const escaped = NEEDS_ESCAPE.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
+    key += `${key ? ',' : ''}${name}="${escaped}"`;
+  }
+  return key;
 }
 
 interface Metric {
