@@ -135,7 +135,9 @@ async function saveHead(sql: SqlRunner, chain: string, last: DbAuditRow): Promis
 
 async function lockHead(sql: SqlRunner, chain: string): Promise<{ seq: number; hash: string }> {
   // One round trip: create the head if missing, lock it and read it. ON CONFLICT DO UPDATE takes
-  // the row lock on PostgreSQL; on SQLite the transaction already holds the write lock.
+  // the row lock on PostgreSQL. On SQLite, being a write, it takes the database's write lock at
+  // once if the transaction does not hold it yet (writeTransaction begins IMMEDIATE; a knex
+  // transaction begins deferred), instead of failing later to upgrade a read transaction.
   const [head] = await sql.all<HeadRow>(
     'insert into audit_heads (chain, seq, hash) values (?, 0, ?) on conflict (chain) do update set chain = excluded.chain returning seq, hash',
     [chain, GENESIS_HASH],
