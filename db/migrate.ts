@@ -20,6 +20,7 @@ import * as people from './migrations/20261121_0013_people.js';
 import * as pawvault from './migrations/20261121_0014_pawvault.js';
 import * as midas from './migrations/20261121_0015_midas.js';
 import * as surfaces from './migrations/20261121_0016_surfaces.js';
+import * as forgeKeysetIndexes from './migrations/20261122_0017_forge_keyset_indexes.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -43,6 +44,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261121_0014_pawvault', pawvault],
   ['20261121_0015_midas', midas],
   ['20261121_0016_surfaces', surfaces],
+  ['20261122_0017_forge_keyset_indexes', forgeKeysetIndexes],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {
