@@ -126,7 +126,13 @@ export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new 
 
     /** The read-only client's one connection for ReadRunner, opened on first use. */
     sharedConnection(): BetterSqlite3.Database | Promise<BetterSqlite3.Database> {
-      this.shared ??= this.acquireRawConnection().then((connection) => (this.shared = connection));
+      this.shared ??= this.acquireRawConnection().then(
+        (connection) => (this.shared = connection),
+        (error: unknown) => {
+          this.shared = undefined; // the next read tries again
+          throw error;
+        },
+      );
       return this.shared;
     }
 
