@@ -129,8 +129,8 @@ function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash
   return { ...partial, hash: recordHash(partial) };
 }
 
-async function saveHead(sql: SqlRunner, chain: string, last: DbAuditRow): Promise<void> {
-  await sql.run('update audit_heads set seq = ?, hash = ? where chain = ?', [last.seq, last.hash, chain]);
+async function saveHead(sql: SqlRunner, chain: string, head: { seq: number; hash: string }): Promise<void> {
+  await sql.run('update audit_heads set seq = ?, hash = ? where chain = ?', [head.seq, head.hash, chain]);
 }
 
 async function lockHead(sql: SqlRunner, chain: string): Promise<{ seq: number; hash: string }> {
@@ -167,7 +167,7 @@ const COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_i
 /**
  * Group commit of audit records (docs/performance.md). Records queued while one transaction
  * commits are appended together in the next one: one head lock and one head update per chain,
- * one multi-row INSERT, one use-count update per connection. `append` resolves only after the
+ * the records inserted together (SqlRunner.insert), one use-count update per connection. `append` resolves only after the
  * transaction holding its record has committed, so a caller that waits for it answers after its
  * record is durable; a failed batch is retried record by record, so one bad record fails only
  * its own call. Chains and connections are locked in sorted order, connections first (as
@@ -244,20 +244,19 @@ async function writeBatchWith(sql: SqlRunner, inputs: BatchedAudit[]): Promise<D
   });
   const rows: DbAuditRow[] = new Array(inputs.length);
   const values: unknown[][] = [];
-  const heads: Array<{ chain: string; last: DbAuditRow }> = [];
+  const heads: Array<{ chain: string; head: { seq: number; hash: string } }> = [];
   for (const chain of [...byChain.keys()].sort()) {
-    let previous = await lockHead(sql, chain);
+    let head = await lockHead(sql, chain);
     for (const i of byChain.get(chain)!) {
-      const { touch: _touch, ...input } = inputs[i];
-      const row = buildRecord(input, chain, previous);
+      const row = buildRecord(inputs[i], chain, head);
       rows[i] = row;
       values.push(COLUMNS.map((column) => row[column] ?? null));
-      previous = row;
+      head = row;
     }
-    heads.push({ chain, last: previous as DbAuditRow });
+    heads.push({ chain, head });
   }
   await sql.insert('audit_log', COLUMNS, values);
-  for (const { chain, last } of heads) await saveHead(sql, chain, last);
+  for (const { chain, head } of heads) await saveHead(sql, chain, head);
   return rows;
 }
 

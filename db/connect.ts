@@ -57,8 +57,8 @@ const READER_PRAGMAS = ['query_only = ON'];
 const readers = new WeakMap<Db, Db>();
 
 /**
- * Where reads outside a transaction go: on SQLite, a pool of read-only connections beside the one
- * writer; on PostgreSQL (and an in-memory SQLite database, which a second connection cannot
+ * Where reads outside a transaction go: on SQLite, a read-only connection beside the one writer;
+ * on PostgreSQL (and an in-memory SQLite database, which a second connection cannot
  * see), the same pool. A read there sees every transaction committed before it started.
  */
 export function readerOf(db: Db): Db {

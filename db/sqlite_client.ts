@@ -1,5 +1,6 @@
 /**
- * The embedded SQLite driver: better-sqlite3 through knex's own dialect for it, with two changes.
+ * The embedded SQLite driver: better-sqlite3 through knex's own dialect for it, with the changes
+ * below.
  *
  * Why not node-sqlite3: it runs each statement as three jobs on libuv's thread pool (prepare,
  * step, finalize). On a busy machine those threads take the CPU from the event loop at every
@@ -15,6 +16,9 @@
  * after someone else's commit) can never succeed and fails at once, as before.
  *
  * Prepared statements are kept per connection: knex compiles the same SQL text for the same query.
+ *
+ * A read-only client (`readOnly`) runs its reads at once on one shared connection (ReadRunner):
+ * a synchronous statement cannot interleave with another, so no pool is needed for them.
  *
  * `sqliteWriteTransaction` runs one write transaction straight on the writer's connection, without
  * knex's query builder and transaction machinery: for the audit log's group commit, the hottest

@@ -76,7 +76,7 @@ export class Pipeline {
   private readonly durations: Histogram;
   /** Group commit for the records of reads and refusals (docs/performance.md). */
   private readonly audit: AuditWriter;
-  /** Reads outside a transaction: on SQLite, connections beside the writer (db/connect.ts). */
+  /** Reads outside a transaction: on SQLite, a read-only connection beside the writer (db/connect.ts). */
   private readonly reads: Db;
 
   constructor(private readonly deps: PipelineDeps) {

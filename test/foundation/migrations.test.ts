@@ -2,6 +2,7 @@
 import test from 'ava';
 import { testOnEachDatabase, createMigratedDatabase } from '../helpers/db.js';
 import { dialectOf, type Db } from '../../db/connect.js';
+import { MIGRATIONS } from '../../db/migrate.js';
 
 async function indexColumns(db: Db, name: string): Promise<string[]> {
   if (dialectOf(db) === 'sqlite') return (await db.raw(`pragma index_info('${name}')`) as Array<{ name: string }>).map((c) => c.name);
@@ -11,7 +12,6 @@ async function indexColumns(db: Db, name: string): Promise<string[]> {
 }
 
 testOnEachDatabase('forge keyset listings have indexes ending in id, and the migration steps down and up again', async (t, { db }) => {
-  const { MIGRATIONS } = await import('../../db/migrate.js');
   const expected: Record<string, string[]> = {
     forge_conversations_tenant_updated_idx: ['tenant_id', 'updated_at', 'id'],
     forge_messages_conversation_idx: ['conversation_id', 'created_at', 'id'],
