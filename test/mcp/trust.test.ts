@@ -8,8 +8,14 @@ import { auditOf, connect, grant, mcpTest, openSession, rawCall, type McpTestSer
 
 const ALL_FORGE = ['forge.chat.read', 'forge.chat.write', 'forge.content.read', 'forge.content.write', 'forge.documents.read', 'forge.documents.write'];
 
+/**
+ * The tenant's demo conversation that has messages. The demo creates its two conversations in
+ * the same instant, so their created_at alone does not say which one comes first.
+ */
 async function conversationOf(server: McpTestServer, tenant: 'acme' | 'globex'): Promise<{ id: string; title: string }> {
-  return server.db('forge_conversations').where({ tenant_id: server.tenants[tenant].id }).orderBy('created_at').first('id', 'title');
+  return server.db('forge_conversations').where({ tenant_id: server.tenants[tenant].id })
+    .whereExists((messages) => messages.select(1).from('forge_messages').whereRaw('forge_messages.conversation_id = forge_conversations.id'))
+    .orderBy([{ column: 'created_at' }, { column: 'id' }]).first('id', 'title');
 }
 
 async function countRows(server: McpTestServer, table: string, where: Record<string, unknown>): Promise<number> {
