@@ -91,7 +91,16 @@ export function forgeRepositories(scope: TenantScope) {
     scope.insert<Omit<Row, 'id' | 'tenant_id'> & { id?: string }>(table, row as Omit<Row, 'id' | 'tenant_id'> & { id?: string }) as Promise<Row>;
   return {
     conversations: {
-      list: (page: PageRequest) => newestFirst<DbConversationRow>(scope.from('forge_conversations'), 'forge_conversations', 'updated_at', page, (r) => r.updated_at),
+      /**
+       * A page of conversations, each with its number of messages, in one statement: the count is
+       * a subquery per row, bound to the row's own tenant (an index range on forge_messages), so a
+       * listing costs one round trip, not two.
+       */
+      list: (page: PageRequest) => {
+        const messages = scope.from('forge_messages').where('forge_messages.conversation_id', scope.db.ref('forge_conversations.id')).count({ n: '*' });
+        const query = scope.from('forge_conversations').select('forge_conversations.*', messages.as('message_count'));
+        return newestFirst<DbConversationRow & { message_count: number | string }>(query, 'forge_conversations', 'updated_at', page, (r) => r.updated_at);
+      },
       require: (id: string) => scope.require<DbConversationRow>('forge_conversations', id, 'conversation'),
       async create(input: { title: string; createdBy: string }): Promise<DbConversationRow> {
         const at = now();
@@ -109,12 +118,6 @@ export function forgeRepositories(scope: TenantScope) {
       messageCount: async (id: string): Promise<number> => {
         const row = await scope.from('forge_messages').where('forge_messages.conversation_id', id).count({ n: '*' }).first();
         return Number(row?.n ?? 0);
-      },
-      counts: async (ids: string[]): Promise<Map<string, number>> => {
-        if (!ids.length) return new Map();
-        const rows = (await scope.from('forge_messages').whereIn('forge_messages.conversation_id', ids).groupBy('forge_messages.conversation_id')
-          .select('forge_messages.conversation_id as id').count({ n: '*' })) as Array<{ id: string; n: number | string }>;
-        return new Map(rows.map((r) => [r.id, Number(r.n)]));
       },
     },
     messages: {

@@ -16,7 +16,6 @@ export default forgeTool({
   },
   async handler(args, context) {
     const page = await context.repos.conversations.list({ limit: args.limit ?? 25, cursor: args.cursor });
-    const counts = await context.repos.conversations.counts(page.items.map((c) => c.id));
-    return { conversations: page.items.map((row) => conversationOut(row, context, counts.get(row.id) ?? 0)), next_cursor: page.next_cursor };
+    return { conversations: page.items.map((row) => conversationOut(row, context, Number(row.message_count))), next_cursor: page.next_cursor };
   },
 });
