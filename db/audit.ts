@@ -6,7 +6,7 @@
  * (PostgreSQL) or the database's write lock (SQLite); the caller's transaction makes record and effect atomic.
  */
 import { createHash } from 'node:crypto';
-import { knexSql, writeTransaction, type Db, type DbOrTrx, type SqlRunner } from './connect.js';
+import { dialectOf, knexSql, writeTransaction, type Db, type DbOrTrx, type SqlRunner } from './connect.js';
 import { uuidv7 } from './ids.js';
 
 export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
@@ -167,17 +167,29 @@ const COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_i
 /**
  * Group commit of audit records (docs/performance.md). Records queued while one transaction
  * commits are appended together in the next one: one head lock and one head update per chain,
- * the records inserted together (SqlRunner.insert), one use-count update per connection. `append` resolves only after the
- * transaction holding its record has committed, so a caller that waits for it answers after its
- * record is durable; a failed batch is retried record by record, so one bad record fails only
- * its own call. Chains and connections are locked in sorted order, connections first (as
- * revokeConnection does), so two instances' batches cannot deadlock each other.
+ * the records inserted together (SqlRunner.insert), one use-count update per connection. `append`
+ * resolves only after the transaction holding its record has committed, so a caller that waits
+ * for it answers after its record is durable; a failed batch is retried record by record, so one
+ * bad record fails only its own call. Chains and connections are locked in sorted order,
+ * connections first (as revokeConnection does), so two instances' batches cannot deadlock each other.
+ *
+ * On PostgreSQL, where every statement is a round trip, a batch whose chains all have a head this
+ * writer committed itself skips the transaction (BEGIN, uses, head lock, INSERT, head update,
+ * COMMIT: six round trips): the uses are counted, then each chain's records are written by one
+ * statement that moves the head only from the value known here (appendOnKnownHead). If another
+ * writer moved it first (another instance, or a record written inside a transaction), that
+ * statement writes nothing and the chain's records take the transaction path, which reads the
+ * head under its lock. Two round trips instead of six while this writer is the chain's only one.
  */
 export class AuditWriter {
   private queue: Pending[] = [];
   private running: Promise<void> | undefined;
+  /** PostgreSQL: the head of each chain as this writer last committed it. */
+  private readonly heads: Map<string, Head> | undefined;
 
-  constructor(private readonly db: Db, private readonly maxBatch = 500) {}
+  constructor(private readonly db: Db, private readonly maxBatch = 500) {
+    if (dialectOf(db) === 'postgres') this.heads = new Map();
+  }
 
   append(input: BatchedAudit): Promise<DbAuditRow> {
     return new Promise((resolve, reject) => {
@@ -195,24 +207,100 @@ export class AuditWriter {
   private async drain(): Promise<void> {
     try {
       while (this.queue.length) {
-        const batch = this.queue.splice(0, this.maxBatch);
+        let batch = this.queue.splice(0, this.maxBatch);
+        if (this.heads && batch.every((pending) => this.heads!.has(chainOf(pending.input)))) batch = await this.appendOnKnownHeads(batch);
+        if (!batch.length) continue;
         let rows: DbAuditRow[];
         try {
           rows = await writeTransaction(this.db, (sql) => writeBatchWith(sql, batch.map((p) => p.input)));
         } catch {
           // One by one: a record that cannot be written fails its own call only.
           for (const pending of batch) {
-            await writeTransaction(this.db, (sql) => writeBatchWith(sql, [pending.input])).then(([row]) => pending.resolve(row), pending.reject);
+            await writeTransaction(this.db, (sql) => writeBatchWith(sql, [pending.input])).then((rows) => this.committed(pending, rows[0]), pending.reject);
           }
           continue;
         }
-        batch.forEach((pending, i) => pending.resolve(rows[i]));
+        batch.forEach((pending, i) => this.committed(pending, rows[i]));
       }
     } finally {
       this.running = undefined;
       if (this.queue.length) this.running = this.drain();
     }
   }
+
+  private committed(pending: Pending, row: DbAuditRow): void {
+    // Records of one chain commit in seq order, so the last one seen is the head.
+    this.heads?.set(row.chain, { seq: Number(row.seq), hash: row.hash });
+    pending.resolve(row);
+  }
+
+  /**
+   * The batch on the heads known here, without a transaction: returns the records still to
+   * write (all of them if counting the uses failed; a chain's if its head had moved). Never
+   * throws, so no record written here is written again by the caller's retries.
+   */
+  private async appendOnKnownHeads(batch: Pending[]): Promise<Pending[]> {
+    const sql = knexSql(this.db);
+    try {
+      // Each connection's count is its own statement and commits alone: a record whose use is
+      // counted is not counted again when it is retried.
+      await countUses(sql, batch.map((p) => p.input), (connectionId) => {
+        for (const pending of batch) if (pending.input.touch && pending.input.connectionId === connectionId) pending.input = { ...pending.input, touch: false };
+      });
+    } catch {
+      return batch;
+    }
+    const rest: Pending[] = [];
+    await Promise.all([...groupByChain(batch.map((p) => p.input))].map(async ([chain, members]) => {
+      const known = this.heads!.get(chain)!;
+      let head = known;
+      const rows = members.map((i) => (head = buildRecord(batch[i].input, chain, head)));
+      const written = await appendOnKnownHead(sql, chain, known, rows).catch(() => false);
+      if (written) members.forEach((i, k) => this.committed(batch[i], rows[k]));
+      else {
+        this.heads!.delete(chain);
+        rest.push(...members.map((i) => batch[i]));
+      }
+    }));
+    return rest;
+  }
+}
+
+interface Head {
+  seq: number;
+  hash: string;
+}
+
+function chainOf(input: AuditInput): string {
+  return input.tenantId ?? SYSTEM_CHAIN;
+}
+
+/** Indexes of `inputs` by chain, chains in sorted order (the order their heads are locked in). */
+function groupByChain(inputs: readonly AuditInput[]): Map<string, number[]> {
+  const byChain = new Map<string, number[]>();
+  inputs.forEach((input, i) => {
+    const chain = chainOf(input);
+    const members = byChain.get(chain);
+    if (members) members.push(i);
+    else byChain.set(chain, [i]);
+  });
+  return new Map([...byChain].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/**
+ * One statement (PostgreSQL): moves the chain's head from `known` to the last of `rows` and
+ * inserts `rows`, or, if the head is no longer `known`, changes nothing. Both in one statement,
+ * so they commit together; the unique (chain, seq) index refuses a fork even then.
+ */
+async function appendOnKnownHead(sql: SqlRunner, chain: string, known: Head, rows: DbAuditRow[]): Promise<boolean> {
+  const last = rows[rows.length - 1];
+  const [result] = await sql.all<{ n: number | string }>(
+    `with moved as (update audit_heads set seq = ?, hash = ? where chain = ? and seq = ? and hash = ? returning chain),
+     written as (insert into audit_log select r.* from moved cross join json_populate_recordset(null::audit_log, ?::json) as r returning 1)
+     select count(*) as n from written`,
+    [last.seq, last.hash, chain, known.seq, known.hash, JSON.stringify(rows)],
+  );
+  return Number(result.n) === rows.length;
 }
 
 /** Appends many records in the caller's transaction; returns them in input order. */
@@ -220,8 +308,8 @@ export function writeBatch(trx: DbOrTrx, inputs: BatchedAudit[]): Promise<DbAudi
   return writeBatchWith(knexSql(trx), inputs);
 }
 
-/** writeBatch on a transaction's plain-SQL runner (db/connect.ts writeTransaction). */
-async function writeBatchWith(sql: SqlRunner, inputs: BatchedAudit[]): Promise<DbAuditRow[]> {
+/** Counts the calls of `inputs` that `touch` as uses of their connections, connections in sorted order. */
+async function countUses(sql: SqlRunner, inputs: readonly BatchedAudit[], counted?: (connectionId: string) => void): Promise<void> {
   const uses = new Map<string, { count: number; at: number }>();
   for (const input of inputs) {
     if (!input.touch || !input.connectionId) continue;
@@ -233,21 +321,19 @@ async function writeBatchWith(sql: SqlRunner, inputs: BatchedAudit[]): Promise<D
   for (const id of [...uses.keys()].sort()) {
     const { count, at } = uses.get(id)!;
     await sql.run('update connections set last_used_at = ?, call_count = call_count + ? where id = ?', [at, count, id]);
+    counted?.(id);
   }
+}
 
-  const byChain = new Map<string, number[]>();
-  inputs.forEach((input, i) => {
-    const chain = input.tenantId ?? SYSTEM_CHAIN;
-    const members = byChain.get(chain);
-    if (members) members.push(i);
-    else byChain.set(chain, [i]);
-  });
+/** writeBatch on a transaction's plain-SQL runner (db/connect.ts writeTransaction). */
+async function writeBatchWith(sql: SqlRunner, inputs: BatchedAudit[]): Promise<DbAuditRow[]> {
+  await countUses(sql, inputs);
   const rows: DbAuditRow[] = new Array(inputs.length);
   const values: unknown[][] = [];
-  const heads: Array<{ chain: string; head: { seq: number; hash: string } }> = [];
-  for (const chain of [...byChain.keys()].sort()) {
+  const heads: Array<{ chain: string; head: Head }> = [];
+  for (const [chain, members] of groupByChain(inputs)) {
     let head = await lockHead(sql, chain);
-    for (const i of byChain.get(chain)!) {
+    for (const i of members) {
       const row = buildRecord(inputs[i], chain, head);
       rows[i] = row;
       values.push(COLUMNS.map((column) => row[column] ?? null));

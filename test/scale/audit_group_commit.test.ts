@@ -45,9 +45,75 @@ testOnEachDatabase('two writers group-commit 400 records over three chains: none
   }
 });
 
+testOnEachDatabase('a writer appends on the head it knows; a head moved by another writer sends the batch through the head lock', async (t, database) => {
+  const { db, kind } = database;
+  const other = database.connect(); // a second instance's pool
+  try {
+    const tenant = await createTenant(db, { slug: 'one', name: 'one' });
+    const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
+    const connection = await createConnection(db, {
+      grantId: 'grant-1', tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
+    });
+    const writer = new AuditWriter(db);
+    const statements: string[] = [];
+    db.on('query', (query: { sql: string }) => statements.push(query.sql));
+    let n = 0;
+    const round = async (w: AuditWriter, size: number) => {
+      statements.length = 0;
+      await Promise.all(Array.from({ length: size }, () => w.append({ tenantId: tenant.id, connectionId: connection.id, kind: 'tool', name: 'forge.list_conversations', args: { i: n++ }, outcome: 'ok', touch: true })));
+      return { locked: statements.some((sql) => sql.startsWith('insert into audit_heads')), swapped: statements.some((sql) => sql.startsWith('with moved as')) };
+    };
+    const postgres = kind === 'postgres';
+
+    t.deepEqual(await round(writer, 3), { locked: true, swapped: false }, 'a head not known yet is read under its lock');
+    t.deepEqual(await round(writer, 3), { locked: !postgres, swapped: postgres }, 'the known head: one statement on PostgreSQL');
+    await appendAudit(db, { tenantId: tenant.id, kind: 'admin', name: 'console.something', outcome: 'ok', args: { i: n++ } });
+    t.deepEqual(await round(writer, 2), { locked: true, swapped: postgres }, 'moved by a record written in a transaction: tried, then locked');
+    t.deepEqual(await round(writer, 2), { locked: !postgres, swapped: postgres });
+    await round(new AuditWriter(other), 2);
+    t.deepEqual(await round(writer, 4), { locked: true, swapped: postgres }, 'moved by another instance: tried, then locked');
+
+    const rows: DbAuditRow[] = [];
+    for await (const row of chainRows(db, tenant.id)) rows.push(row);
+    t.deepEqual(rows.map((r) => JSON.parse(r.args_redacted!).i), Array.from({ length: n }, (_, i) => i));
+    t.deepEqual(await verifyChain(rows), { ok: true, checked: n });
+    // Every record that touched counted once, the one written in a transaction not at all.
+    t.is(Number((await db('connections').where({ id: connection.id }).first()).call_count), n - 1);
+  } finally {
+    await other.destroy();
+  }
+});
+
+testOnEachDatabase('two instances writing one chain in rounds: every record once, in one unbroken chain, every use counted once', async (t, database) => {
+  const { db } = database;
+  const other = database.connect();
+  try {
+    const tenant = await createTenant(db, { slug: 'one', name: 'one' });
+    const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
+    const connection = await createConnection(db, {
+      grantId: 'grant-1', tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
+    });
+    const writers = [new AuditWriter(db), new AuditWriter(other)];
+    let n = 0;
+    for (let round = 0; round < 15; round++) {
+      await Promise.all(Array.from({ length: 1 + (round % 4) * 3 }, (_, i) =>
+        writers[(round + i) % 2].append({ tenantId: tenant.id, connectionId: connection.id, kind: 'tool', name: 'forge.list_conversations', args: { i: n++ }, outcome: 'ok', touch: true })));
+    }
+    const rows: DbAuditRow[] = [];
+    for await (const row of chainRows(db, tenant.id)) rows.push(row);
+    t.deepEqual(rows.map((r) => JSON.parse(r.args_redacted!).i).sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i));
+    t.deepEqual(await verifyChain(rows), { ok: true, checked: n });
+    t.is(Number((await db('connections').where({ id: connection.id }).first()).call_count), n);
+  } finally {
+    await other.destroy();
+  }
+});
+
 testOnEachDatabase('a batch that fails is retried record by record: only the bad record fails', async (t, { db }) => {
   const tenant = await createTenant(db, { slug: 'one', name: 'one' });
   const writer = new AuditWriter(db);
+  // The writer knows the chain's head first, so on PostgreSQL the batch takes the one-statement path before its retries.
+  await writer.append({ tenantId: tenant.id, kind: 'tool', name: 'good.first', outcome: 'ok' });
   const good = Array.from({ length: 5 }, (_, i) => writer.append({ tenantId: tenant.id, kind: 'tool', name: `good.${i}`, outcome: 'ok' }));
   // A name longer than the column allows on PostgreSQL, an outcome of the wrong type on SQLite's strict check: either way the insert fails.
   const bad = writer.append({ tenantId: tenant.id, kind: 'tool', name: 'x'.repeat(300), outcome: null as unknown as string });
@@ -55,7 +121,7 @@ testOnEachDatabase('a batch that fails is retried record by record: only the bad
   t.deepEqual(results.map((r) => r.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
   const rows: DbAuditRow[] = [];
   for await (const row of chainRows(db, tenant.id)) rows.push(row);
-  t.deepEqual(rows.map((r) => r.name), ['good.0', 'good.1', 'good.2', 'good.3', 'good.4']);
+  t.deepEqual(rows.map((r) => r.name), ['good.first', 'good.0', 'good.1', 'good.2', 'good.3', 'good.4']);
   t.true((await verifyChain(rows)).ok);
 });
 
