@@ -180,6 +180,8 @@ const COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_i
  * writer moved it first (another instance, or a record written inside a transaction), that
  * statement writes nothing and the chain's records take the transaction path, which reads the
  * head under its lock. Two round trips instead of six while this writer is the chain's only one.
+ * The uses are then counted apart from the records: a call whose record cannot be written at all
+ * (its call fails) has still been counted as a use of its connection.
  */
 export class AuditWriter {
   private queue: Pending[] = [];
@@ -255,6 +257,8 @@ export class AuditWriter {
       const known = this.heads!.get(chain)!;
       let head = known;
       const rows = members.map((i) => (head = buildRecord(batch[i].input, chain, head)));
+      // Any failure (a head moved under a concurrent writer's unique (chain, seq) entry, a record
+      // the table refuses) sends the chain to the transaction path, which reports errors record by record.
       const written = await appendOnKnownHead(sql, chain, known, rows).catch(() => false);
       if (written) members.forEach((i, k) => this.committed(batch[i], rows[k]));
       else {
