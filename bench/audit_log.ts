@@ -14,11 +14,16 @@ import { createDatabase, log, PASSWORD, percentile, QUICK, startPortico, type Ki
 
 export const RECORDS = QUICK ? 100_000 : 1_000_000;
 const DAY = 86_400_000;
+/** Filtered queries measured: enough that p99 is not simply the slowest one. */
+const QUERIES = 200;
 
 export interface AuditRow {
   database: Kind;
   records: number;
   fill_seconds: number;
+  /** The first query of a freshly started server (a new database connection, the token resolved). */
+  query_first_ms: number;
+  /** Over QUERIES queries after the first. */
   query_p50_ms: number;
   query_p99_ms: number;
   query_rows: number;
@@ -76,28 +81,35 @@ export async function auditLog(kinds: Kind[]): Promise<AuditRow[]> {
       const token = (await authorizeWithPassword(server.url, {
         email: 'admin@acme.example', password: PASSWORD, tenant: 'acme', resource: `${server.url}/api/mcp`, scopes: ['console.audit.read'],
       })).accessToken;
-      const times: number[] = [];
-      let queryRows = 0;
-      for (let i = 0; i < 40; i += 1) {
+      const query = async (i: number) => {
         const from = start + ((i * 7) % 29) * DAY + (i % 24) * 3_600_000;
         const product = products[i % products.length];
         const t0 = performance.now();
-        const response = await fetch(`${server.url}/api/mcp/v1/audit?product=${product}&from=${from}&to=${from + DAY}&limit=50`, { headers: { authorization: `Bearer ${token}` } });
+        const response = await fetch(`${server!.url}/api/mcp/v1/audit?product=${product}&from=${from}&to=${from + DAY}&limit=50`, { headers: { authorization: `Bearer ${token}` } });
         const body = (await response.json()) as { records?: unknown[] };
-        times.push(performance.now() - t0);
         if (response.status !== 200 || !body.records) throw new Error(`audit query failed: ${response.status}`);
-        queryRows += body.records.length;
+        return { ms: performance.now() - t0, rows: body.records.length };
+      };
+      // The first request of a fresh server also opens a database connection and resolves the
+      // token: reported on its own, not in the percentiles of the query.
+      const first = await query(0);
+      const times: number[] = [];
+      let queryRows = 0;
+      for (let i = 1; i <= QUERIES; i += 1) {
+        const { ms, rows } = await query(i);
+        times.push(ms);
+        queryRows += rows;
       }
       times.sort((a, b) => a - b);
       const jsonl = await exportRate(server.url, token, 'jsonl');
       const csv = await exportRate(server.url, token, 'csv');
       const row: AuditRow = {
         database: kind, records: RECORDS, fill_seconds: Number(fillSeconds.toFixed(1)),
-        query_p50_ms: percentile(times, 0.5), query_p99_ms: percentile(times, 0.99), query_rows: Math.round(queryRows / times.length),
+        query_first_ms: Number(first.ms.toFixed(2)), query_p50_ms: percentile(times, 0.5), query_p99_ms: percentile(times, 0.99), query_rows: Math.round(queryRows / times.length),
         export_records: jsonl.records, export_jsonl_records_per_s: jsonl.perSecond, export_csv_records_per_s: csv.perSecond,
       };
       rows.push(row);
-      log(`audit (${kind}): query p50 ${row.query_p50_ms} ms p99 ${row.query_p99_ms} ms; export of ${jsonl.records} records: JSONL ${jsonl.perSecond}/s, CSV ${csv.perSecond}/s`);
+      log(`audit (${kind}): first query ${row.query_first_ms} ms, then p50 ${row.query_p50_ms} ms p99 ${row.query_p99_ms} ms; export of ${jsonl.records} records: JSONL ${jsonl.perSecond}/s, CSV ${csv.perSecond}/s`);
     } finally {
       await server?.stop();
       await pool.destroy();

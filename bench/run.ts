@@ -101,8 +101,8 @@ if (report.session_memory) {
 }
 if (report.audit) {
   out.push('Audit log at size (targets: filtered query < 50 ms, export > 50,000 records/s)', '');
-  table(['database', 'records', 'query tenant+product+1 day p50 / p99 ms', 'export records', 'JSONL records/s', 'CSV records/s'],
-    report.audit.map((r) => [r.database, r.records, `${r.query_p50_ms} / ${r.query_p99_ms}`, r.export_records, r.export_jsonl_records_per_s, r.export_csv_records_per_s]));
+  table(['database', 'records', 'query tenant+product+1 day p50 / p99 ms (200 queries)', 'first query of a fresh server ms', 'export records', 'JSONL records/s', 'CSV records/s'],
+    report.audit.map((r) => [r.database, r.records, `${r.query_p50_ms} / ${r.query_p99_ms}`, r.query_first_ms, r.export_records, r.export_jsonl_records_per_s, r.export_csv_records_per_s]));
 }
 out.push(`written to ${path.relative(process.cwd(), file)} (${report.duration_s} s)`);
 console.log(`\n${out.join('\n')}`);
