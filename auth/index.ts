@@ -16,6 +16,7 @@ import { MAX_METADATA_BYTES } from './clients.js';
 import { purgeExpired, purgeUnusedClients } from './adapter.js';
 import { interactionRoutes } from './interactions.js';
 import { loadOrCreateJwks } from './keys.js';
+import { errorReturns } from './error_return.js';
 import { createProvider, ROUTES } from './provider.js';
 import { WindowLimiter } from './rate_limit.js';
 import { ResourceRegistry } from './resources.js';
@@ -89,6 +90,7 @@ export function authMount(options: AuthMountOptions): Mount {
     const dispatch = compose(provider.middleware as Koa.Middleware[]);
     app.use(registrationGuard(context, options.registrationsPerMinute ?? 20));
     app.use(interactionRoutes(provider, context, resources));
+    app.use(errorReturns(provider));
     app.use((ctx, next) => dispatch(ctx, next));
 
     const timer = setInterval(() => {

@@ -22,6 +22,7 @@ input:focus,select:focus,button:focus{outline:3px solid #9cb7ff;outline-offset:1
 .actions{display:flex;gap:12px;margin-top:24px}
 button{flex:1;padding:11px 16px;border-radius:8px;border:1px solid #afb8c1;background:#f6f8fa;font:inherit;font-weight:600;cursor:pointer;color:#1f2328}
 button.primary{background:#2f5bea;border-color:#2f5bea;color:#fff}
+a.button{display:block;text-align:center;padding:11px 16px;border-radius:8px;background:#2f5bea;color:#fff;font-weight:600;text-decoration:none;margin-top:24px}
 .client{border:1px solid #d8dee4;border-radius:8px;padding:12px 14px;margin:16px 0;background:#f6f8fa;font-size:14px}
 .client dt{color:#57606a;float:left;clear:left;width:110px}
 .client dd{margin:0 0 4px 110px;word-break:break-all}
@@ -153,6 +154,34 @@ export function errorPage(input: { title: string; message: string; code: string;
     `<h1>${esc(input.title)}</h1>
 <div class="error" role="alert">${esc(input.message)}</div>
 <p class="note">Error code <code>${esc(input.code)}</code>${input.requestId ? ` · request <code>${esc(input.requestId)}</code>` : ''}. You can close this page and start again from your application.</p>`,
+  );
+}
+
+/**
+ * An authorization error for a client Portico does not vouch for (self-registered, metadata
+ * document): shown instead of an automatic redirect, with one deliberate step back to the client
+ * (checklist A5(b)). `back` is the URL the error would have been redirected to, or the form the
+ * provider would have posted (response_mode=form_post) — posted only when the person clicks.
+ */
+export function errorReturnPage(input: {
+  message: string;
+  code: string;
+  requestId?: string;
+  clientName: string;
+  redirectHost: string;
+  back: { href: string } | { action: string; fields: Record<string, string> };
+}): string {
+  const link = 'href' in input.back
+    ? `<a class="button" href="${esc(input.back.href)}" rel="noreferrer">Return to ${esc(input.redirectHost)}</a>`
+    : `<form method="post" action="${esc(input.back.action)}">${Object.entries(input.back.fields).map(([name, value]) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`).join('')}` +
+      `<div class="actions"><button class="primary" type="submit">Return to ${esc(input.redirectHost)}</button></div></form>`;
+  return layout(
+    'This request cannot continue',
+    `<h1>This request cannot continue</h1>
+<div class="error" role="alert">${esc(input.message)}</div>
+<p><strong>${esc(input.clientName)}</strong> asked for something Portico cannot grant. Nothing was granted. The application is told why when you return to it at <strong>${esc(input.redirectHost)}</strong>.</p>
+${link}
+<p class="note">Error code <code>${esc(input.code)}</code>${input.requestId ? ` · request <code>${esc(input.requestId)}</code>` : ''}. If you did not start this, close this page.</p>`,
   );
 }
 

@@ -7,7 +7,7 @@ import test from 'ava';
 import { authenticateBearer, findConnectionByGrant } from '../../db/grant_store.js';
 import { isAppError } from '../../shared/errors.js';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeCode, CookieJar, follow, pkce, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
+import { authorizeCode, CookieJar, errorReturnOf, follow, pkce, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
 import { PASSWORD, rowCounts, startAuthServer, type AuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
@@ -31,21 +31,22 @@ for (const kind of databasesUnderTest()) {
       const { client_id: clientId } = await registerClient(server.url);
       const base = { clientId, resource: server.forge, scopes };
 
+      // A self-registered client: each error is a page with a way back, not a redirect (checklist A5(b)).
       const missing = await startAuthorization(server.url, { ...base, pkce: null });
-      const missingRedirect = new URL(missing.response.headers.get('location')!);
+      const missingRedirect = await errorReturnOf(missing.response);
       t.is(missingRedirect.searchParams.get('error'), 'invalid_request');
       t.regex(missingRedirect.searchParams.get('error_description')!, /PKCE/);
       t.is(missingRedirect.searchParams.get('iss'), server.url, 'errors carry iss too (RFC 9207)');
 
       const pair = pkce();
       const plain = await startAuthorization(server.url, { ...base, pkce: null, extra: { code_challenge: pair.verifier, code_challenge_method: 'plain' } });
-      t.is(new URL(plain.response.headers.get('location')!).searchParams.get('error'), 'invalid_request');
+      t.is((await errorReturnOf(plain.response)).searchParams.get('error'), 'invalid_request');
 
       const noMethod = await startAuthorization(server.url, { ...base, pkce: null, extra: { code_challenge: pair.challenge } });
-      t.is(new URL(noMethod.response.headers.get('location')!).searchParams.get('error'), 'invalid_request', 'a missing method is not silently plain');
+      t.is((await errorReturnOf(noMethod.response)).searchParams.get('error'), 'invalid_request', 'a missing method is not silently plain');
 
       const empty = await startAuthorization(server.url, { ...base, pkce: null, extra: { code_challenge: '', code_challenge_method: 'S256' } });
-      t.is(new URL(empty.response.headers.get('location')!).searchParams.get('error'), 'invalid_request');
+      t.is((await errorReturnOf(empty.response)).searchParams.get('error'), 'invalid_request');
 
       // None of them reached the sign-in page.
       for (const attempt of [missing, plain, noMethod, empty]) t.false(attempt.pageUrl.includes('/oauth/interaction/'));

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeWithPassword, registerClient, startAuthorization } from '../helpers/oauth.js';
+import { authorizeWithPassword, errorReturnOf, registerClient, startAuthorization, unescapeHtml } from '../helpers/oauth.js';
 import { PASSWORD, rowCounts, startAuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
@@ -36,6 +36,56 @@ for (const kind of databasesUnderTest()) {
       const registered = await startAuthorization(server.url, { clientId, redirectUri: 'https://c.example/cb', resource: server.forge, scopes });
       t.is(registered.response.status, 303);
       t.regex(registered.pageUrl, /\/oauth\/interaction\//);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`an authorization error for a self-registered client is a page with a way back, not a redirect; an administrator's client is redirected [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { client_id: clientId } = await registerClient(server.url, { client_name: 'Totally Legit', redirect_uris: ['https://c.example/cb'] });
+      const request = { clientId, redirectUri: 'https://c.example/cb', resource: server.forge, scopes, pkce: null };
+
+      // No PKCE: an error the provider would send to the client's redirect URI at once (checklist A5(b)).
+      const query = await startAuthorization(server.url, request);
+      t.is(query.response.headers.get('x-frame-options'), 'DENY');
+      const html = await query.response.clone().text();
+      t.notRegex(html, /<script|http-equiv="refresh"/i, 'nothing leaves the page by itself');
+      t.regex(html, /Totally Legit/);
+      t.regex(html, /c\.example/, 'the page says where the way back leads');
+      const back = await errorReturnOf(query.response);
+      t.is(`${back.origin}${back.pathname}`, 'https://c.example/cb');
+      t.is(back.searchParams.get('error'), 'invalid_request');
+      t.is(back.searchParams.get('state'), query.state);
+      t.is(back.searchParams.get('iss'), server.url);
+
+      // response_mode=form_post: the provider's page posts itself; this one waits for the person.
+      const posted = await startAuthorization(server.url, { ...request, extra: { response_mode: 'form_post' } });
+      t.is(posted.response.status, 400);
+      t.is(posted.response.headers.get('location'), null);
+      const form = await posted.response.text();
+      t.notRegex(form, /<script/i);
+      t.is(unescapeHtml(/<form method="post" action="([^"]*)"/.exec(form)?.[1] ?? ''), 'https://c.example/cb');
+      const fields = Object.fromEntries([...form.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map((m) => [unescapeHtml(m[1]), unescapeHtml(m[2])]));
+      t.like(fields, { error: 'invalid_request', state: posted.state, iss: server.url });
+
+      // A pre-registered client's redirect URI is an administrator's: the error goes back at once.
+      const registeredId = 'reg_test-client-0000000000';
+      await server.portico.context.db('oidc_payloads').insert({
+        model: 'Client', id: registeredId, client_id: registeredId, created_at: Date.now(),
+        payload: JSON.stringify({ client_id: registeredId, client_name: 'Acme Assistant', redirect_uris: ['https://assistant.acme.example/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
+      });
+      const registered = await startAuthorization(server.url, { ...request, clientId: registeredId, redirectUri: 'https://assistant.acme.example/cb' });
+      t.is(registered.response.status, 303);
+      const redirect = new URL(registered.response.headers.get('location')!);
+      t.is(`${redirect.origin}${redirect.pathname}`, 'https://assistant.acme.example/cb');
+      t.is(redirect.searchParams.get('error'), 'invalid_request');
+
+      // The self-registered client's valid request still goes to sign-in as before.
+      const valid = await startAuthorization(server.url, { ...request, pkce: undefined });
+      t.is(valid.response.status, 303);
+      t.regex(valid.pageUrl, /\/oauth\/interaction\//);
     } finally {
       await server.close();
     }

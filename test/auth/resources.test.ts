@@ -7,7 +7,7 @@ import test from 'ava';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { isAppError } from '../../shared/errors.js';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeCode, authorizeWithPassword, exchangeCode, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
+import { authorizeCode, authorizeWithPassword, errorReturnOf, exchangeCode, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
 import { PASSWORD, startAuthServer } from './support.js';
 
 const alice = { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme' };
@@ -74,7 +74,7 @@ for (const kind of databasesUnderTest()) {
       ];
       for (const [label, options, description] of cases) {
         const attempt = await startAuthorization(server.url, options);
-        const location = new URL(attempt.response.headers.get('location')!);
+        const location = await errorReturnOf(attempt.response);
         t.is(location.searchParams.get('error'), 'invalid_target', label);
         t.regex(location.searchParams.get('error_description') ?? '', description, label);
       }
@@ -82,7 +82,7 @@ for (const kind of databasesUnderTest()) {
         ['client_id', clientId], ['redirect_uri', 'http://127.0.0.1/callback'], ['response_type', 'code'], ['scope', 'forge.chat.read aegis.scans.read'],
         ['code_challenge', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'], ['code_challenge_method', 'S256'], ['resource', server.forge], ['resource', server.aegis],
       ])}`, { redirect: 'manual' });
-      t.is(new URL(several.headers.get('location')!).searchParams.get('error'), 'invalid_target', 'one resource per authorization');
+      t.is((await errorReturnOf(several)).searchParams.get('error'), 'invalid_target', 'one resource per authorization');
     } finally {
       await server.close();
     }

@@ -128,7 +128,7 @@ export function parseForm(html: string): ParsedForm {
   return { action: unescapeHtml(action), csrf: unescapeHtml(csrf), organizations, scopes };
 }
 
-function unescapeHtml(value: string): string {
+export function unescapeHtml(value: string): string {
   return value.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 }
 
@@ -166,6 +166,18 @@ export async function startAuthorization(
     jar, clientId: options.clientId, redirectUri, verifier: pair?.verifier ?? '', state, response,
     pageUrl: location ? new URL(location, baseUrl).href : '',
   };
+}
+
+/**
+ * An authorization error for a self-registered client: a 400 page, no redirect, and the way back
+ * the person may choose (checklist A5(b)). Returns where that link leads (the error for the client).
+ */
+export async function errorReturnOf(response: Response): Promise<URL> {
+  if (response.status !== 400 || response.headers.get('location')) throw new Error(`expected the error page, got ${response.status} to ${response.headers.get('location')}`);
+  const html = await response.text();
+  const href = /<a class="button" href="([^"]*)"/.exec(html)?.[1];
+  if (!href) throw new Error('the error page has no way back to the client');
+  return new URL(unescapeHtml(href));
 }
 
 /** Follows redirects within the authorization server; stops at a page or at the client's redirect URI. */
