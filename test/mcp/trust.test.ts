@@ -237,6 +237,27 @@ mcpTest('revocation: the next request is refused and open sessions and streams c
   }
 });
 
+mcpTest('expiry: an open GET stream closes when its access token expires, and the token is refused after (checklist R5)', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'], ttlSeconds: 2 });
+  const sessionId = await openSession(server, token, 'forge');
+  const { hashTokenId } = await import('../../db/grant_store.js');
+  const expiresAt = Number((await server.db('oidc_payloads').where({ model: 'AccessToken', id: hashTokenId(token) }).first()).expires_at);
+  const stream = await fetch(`${server.mcpUrl}/forge`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId } });
+  t.is(stream.status, 200);
+  const reader = stream.body!.getReader();
+  // The stream ends by itself (read resolves done) once the token has expired, not before.
+  for (;;) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+  }
+  t.true(Date.now() >= expiresAt - 50, `closed ${expiresAt - Date.now()} ms before the token expired`);
+  const after = await rawCall(server, token, 'forge', 'tools/call', toolCall('forge.list_conversations', {}), { sessionId });
+  assertJsonRpcError(t, after, 401, -32010, 'invalid_token');
+  const again = await fetch(`${server.mcpUrl}/forge`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId } });
+  t.is(again.status, 401, 'reconnecting with the expired token is refused');
+  await again.body?.cancel();
+});
+
 /** Makes every insert into audit_log fail, in this test's own database (no mocks). */
 async function breakAudit(server: McpTestServer): Promise<void> {
   if (dialectOf(server.db) === 'postgres') {
