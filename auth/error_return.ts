@@ -43,7 +43,8 @@ function errorParameters(error: AuthorizationError, state: unknown, issuer: stri
 export function errorReturns(provider: Provider): Koa.Middleware<PorticoState> {
   /** Per request: what the provider is about to send to the client's redirect URI. */
   const sent = new WeakMap<object, Record<string, string>>();
-  const note = (ctx: Koa.Context & { oidc?: OidcView }, error: AuthorizationError) => {
+  const note = (ctx: (Koa.Context & { oidc?: OidcView }) | undefined, error: AuthorizationError) => {
+    if (!ctx || !error) return;
     // The provider emits once more if it then finds the redirect URI itself invalid; the last word counts.
     if (ctx.oidc?.route !== 'authorization' || error.allow_redirect === false) sent.delete(ctx);
     else sent.set(ctx, errorParameters(error, ctx.oidc.params?.state, provider.issuer));
