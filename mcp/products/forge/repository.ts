@@ -93,7 +93,7 @@ export function forgeRepositories(scope: TenantScope) {
     conversations: {
       /**
        * A page of conversations, each with its number of messages, in one statement: the count is
-       * a subquery per row, bound to the row's own tenant (an index range on forge_messages), so a
+       * a subquery per row, tenant-bound like the page (an index range on forge_messages), so a
        * listing costs one round trip, not two.
        */
       list: (page: PageRequest) => {
