@@ -6,7 +6,7 @@ import test from 'ava';
 import { authenticateBearer, findConnectionByGrant } from '../../db/grant_store.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeCode, authorizeWithPassword, consent, CookieJar, exchangeCode, follow, parseForm, postForm, registerClient, startAuthorization, type Authorization } from '../helpers/oauth.js';
-import { PASSWORD, rowCounts, startAuthServer, type AuthServer } from './support.js';
+import { addRegisteredClient, PASSWORD, rowCounts, startAuthServer, type AuthServer } from './support.js';
 
 const scopes = ['forge.chat.read', 'forge.chat.write'];
 
@@ -183,10 +183,7 @@ for (const kind of databasesUnderTest()) {
       // A pre-registered client (web redirect URI, so not native): the second authorization in the
       // same session is answered without a consent page, on the same connection.
       const clientId = 'reg_test-client-0000000000';
-      await server.portico.context.db('oidc_payloads').insert({
-        model: 'Client', id: clientId, client_id: clientId, created_at: Date.now(),
-        payload: JSON.stringify({ client_id: clientId, client_name: 'Acme Assistant', redirect_uris: ['https://assistant.acme.example/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
-      });
+      await addRegisteredClient(server, { clientId, name: 'Acme Assistant', redirectUri: 'https://assistant.acme.example/cb' });
       const registeredJar = new CookieJar();
       const code = await authorizeCode(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes, clientId, redirectUri: 'https://assistant.acme.example/cb', jar: registeredJar });
       const tokens = await exchangeCode(server.url, { ...code, resource: server.forge });

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeWithPassword, errorReturnOf, registerClient, startAuthorization, unescapeHtml } from '../helpers/oauth.js';
-import { PASSWORD, rowCounts, startAuthServer } from './support.js';
+import { addRegisteredClient, PASSWORD, rowCounts, startAuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
 
@@ -72,10 +72,7 @@ for (const kind of databasesUnderTest()) {
 
       // A pre-registered client's redirect URI is an administrator's: the error goes back at once.
       const registeredId = 'reg_test-client-0000000000';
-      await server.portico.context.db('oidc_payloads').insert({
-        model: 'Client', id: registeredId, client_id: registeredId, created_at: Date.now(),
-        payload: JSON.stringify({ client_id: registeredId, client_name: 'Acme Assistant', redirect_uris: ['https://assistant.acme.example/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
-      });
+      await addRegisteredClient(server, { clientId: registeredId, name: 'Acme Assistant', redirectUri: 'https://assistant.acme.example/cb' });
       const registered = await startAuthorization(server.url, { ...request, clientId: registeredId, redirectUri: 'https://assistant.acme.example/cb' });
       t.is(registered.response.status, 303);
       const redirect = new URL(registered.response.headers.get('location')!);

@@ -60,6 +60,20 @@ export async function startAuthServer(kind: DbKind, options: { database?: TestDa
   return { ...server, catalog, events, published, live, tenants, users, forge: `${server.url}/mcp/forge`, aegis: `${server.url}/mcp/aegis` };
 }
 
+/**
+ * A public client as an operator registers it (a `reg_` id, which the admin CLI mints): stored
+ * straight in the provider's table, as `npm run admin -- client add` would leave it.
+ */
+export async function addRegisteredClient(server: TestServer, client: { clientId: string; name: string; redirectUri: string }): Promise<void> {
+  await server.portico.context.db('oidc_payloads').insert({
+    model: 'Client', id: client.clientId, client_id: client.clientId, created_at: Date.now(),
+    payload: JSON.stringify({
+      client_id: client.clientId, client_name: client.name, redirect_uris: [client.redirectUri], token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
+    }),
+  });
+}
+
 /** Counts rows, to prove that a refused request wrote nothing. */
 export async function rowCounts(server: TestServer): Promise<Record<string, number>> {
   const { db } = server.portico.context;

@@ -11,7 +11,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeCode, CookieJar, follow, parseForm, postForm, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
-import { PASSWORD, rowCounts, startAuthServer, type AuthServer } from '../auth/support.js';
+import { addRegisteredClient, PASSWORD, rowCounts, startAuthServer, type AuthServer } from '../auth/support.js';
 
 const scopes = ['forge.chat.read'];
 
@@ -189,10 +189,7 @@ for (const kind of databasesUnderTest()) {
     try {
       // A web client an operator registered (not native, not self-registered): PKCE is still required (checklist B2).
       const clientId = 'reg_web-client-000000000000';
-      await server.portico.context.db('oidc_payloads').insert({
-        model: 'Client', id: clientId, client_id: clientId, created_at: Date.now(),
-        payload: JSON.stringify({ client_id: clientId, client_name: 'Web app', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }),
-      });
+      await addRegisteredClient(server, { clientId, name: 'Web app', redirectUri: 'https://app.example/cb' });
       const withoutPkce = await startAuthorization(server.url, { clientId, redirectUri: 'https://app.example/cb', resource: server.forge, scopes, pkce: null });
       const location = new URL(withoutPkce.response.headers.get('location')!);
       t.is(location.origin, 'https://app.example');
