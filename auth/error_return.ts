@@ -9,6 +9,10 @@
  * those clients the error is shown on a page whose one way back to the client is a link (or, for
  * response_mode=form_post, a form) the person has to choose. Once the person has interacted (the
  * provider's `resume` route: signed in, chose an organization, denied), errors go back as usual.
+ *
+ * Why after the fact: oidc-provider sends these errors through its response-mode handlers, which
+ * cannot be replaced (registerResponseMode keeps the built-in `query`, `fragment`, `form_post`),
+ * so the response it built is swapped for the page on the way out.
  */
 import type Koa from 'koa';
 import type Provider from 'oidc-provider';

@@ -148,12 +148,16 @@ ${scopes}
   );
 }
 
-export function errorPage(input: { title: string; message: string; code: string; requestId?: string }): string {
+/**
+ * An error page. `detail` is HTML the caller built with `esc` (shown under the message); `hint`
+ * ends the page (what the person may do now).
+ */
+export function errorPage(input: { title: string; message: string; code: string; requestId?: string; detail?: string; hint?: string }): string {
   return layout(
     input.title,
     `<h1>${esc(input.title)}</h1>
 <div class="error" role="alert">${esc(input.message)}</div>
-<p class="note">Error code <code>${esc(input.code)}</code>${input.requestId ? ` · request <code>${esc(input.requestId)}</code>` : ''}. You can close this page and start again from your application.</p>`,
+${input.detail ?? ''}<p class="note">Error code <code>${esc(input.code)}</code>${input.requestId ? ` · request <code>${esc(input.requestId)}</code>` : ''}. ${esc(input.hint ?? 'You can close this page and start again from your application.')}</p>`,
   );
 }
 
@@ -175,14 +179,16 @@ export function errorReturnPage(input: {
     ? `<a class="button" href="${esc(input.back.href)}" rel="noreferrer">Return to ${esc(input.redirectHost)}</a>`
     : `<form method="post" action="${esc(input.back.action)}">${Object.entries(input.back.fields).map(([name, value]) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`).join('')}` +
       `<div class="actions"><button class="primary" type="submit">Return to ${esc(input.redirectHost)}</button></div></form>`;
-  return layout(
-    'This request cannot continue',
-    `<h1>This request cannot continue</h1>
-<div class="error" role="alert">${esc(input.message)}</div>
-<p><strong>${esc(input.clientName)}</strong> asked for something Portico cannot grant. Nothing was granted. The application is told why when you return to it at <strong>${esc(input.redirectHost)}</strong>.</p>
+  return errorPage({
+    title: 'This request cannot continue',
+    message: input.message,
+    code: input.code,
+    requestId: input.requestId,
+    detail: `<p><strong>${esc(input.clientName)}</strong> asked for something Portico cannot grant. Nothing was granted. The application is told why when you return to it at <strong>${esc(input.redirectHost)}</strong>.</p>
 ${link}
-<p class="note">Error code <code>${esc(input.code)}</code>${input.requestId ? ` · request <code>${esc(input.requestId)}</code>` : ''}. If you did not start this, close this page.</p>`,
-  );
+`,
+    hint: 'If you did not start this, close this page.',
+  });
 }
 
 /** Headers every interaction and error page carries (checklist G4; notes §4 — no form-action). */
