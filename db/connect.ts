@@ -7,6 +7,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { DatabaseConfig } from '../shared/config.js';
+import { pgClient } from './pg_client.js';
 import { sqliteClient, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
 
 export type { SqlRunner } from './sqlite_client.js';
@@ -18,13 +19,13 @@ export type Db = Knex;
 export type DbOrTrx = Knex | Knex.Transaction;
 
 export function dialectOf(db: DbOrTrx): 'sqlite' | 'postgres' {
-  return db.client.config.client === 'pg' ? 'postgres' : 'sqlite';
+  return (db.client as { dialect?: string }).dialect === 'postgresql' ? 'postgres' : 'sqlite';
 }
 
 export function connectDatabase(config: DatabaseConfig): Db {
   if (config.kind === 'postgres') {
     return knexFactory({
-      client: 'pg',
+      client: config.preparedStatements === false ? 'pg' : pgClient(),
       connection: config.url,
       searchPath: config.schema ? [config.schema] : undefined,
       pool: { min: 0, max: 10 },

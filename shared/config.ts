@@ -7,7 +7,7 @@ import { LOG_LEVELS, type LogLevel } from './log.js';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; filename: string }
-  | { kind: 'postgres'; url: string; schema?: string };
+  | { kind: 'postgres'; url: string; schema?: string; preparedStatements?: boolean };
 
 export interface Config {
   port: number;
@@ -151,7 +151,7 @@ function database(env: Env, dataDir: string): DatabaseConfig {
     } catch {
       throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
     }
-    return { kind: 'postgres', url: raw };
+    return { kind: 'postgres', url: raw, preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true) };
   }
   throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
 }

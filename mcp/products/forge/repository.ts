@@ -14,6 +14,8 @@ export interface DbConversationRow {
   updated_at: number;
 }
 
+const CONVERSATION_COLUMNS = ['id', 'tenant_id', 'title', 'created_by', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof DbConversationRow>;
+
 export interface DbMessageRow {
   id: string;
   tenant_id: string;
@@ -98,7 +100,8 @@ export function forgeRepositories(scope: TenantScope) {
        */
       list: (page: PageRequest) => {
         const messages = scope.from('forge_messages').where('forge_messages.conversation_id', scope.db.ref('forge_conversations.id')).count({ n: '*' });
-        const query = scope.from('forge_conversations').select('forge_conversations.*', messages.as('message_count'));
+        // Columns by name, not `forge_conversations.*`: a statement PostgreSQL keeps prepared must not change its result columns (db/pg_client.ts).
+        const query = scope.from('forge_conversations').select(...CONVERSATION_COLUMNS.map((c) => `forge_conversations.${c}`), messages.as('message_count'));
         return newestFirst<DbConversationRow & { message_count: number | string }>(query, 'forge_conversations', 'updated_at', page, (r) => r.updated_at);
       },
       require: (id: string) => scope.require<DbConversationRow>('forge_conversations', id, 'conversation'),
