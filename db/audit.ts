@@ -163,6 +163,7 @@ interface Pending {
 
 /** The columns of audit_log, in the order writeBatch binds them. */
 const COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_id', 'connection_id', 'product', 'kind', 'name', 'args_digest', 'args_redacted', 'outcome', 'duration_ms', 'request_id', 'prev_hash', 'hash'] as const;
+const COLUMN_LIST = COLUMNS.join(', ');
 
 /**
  * Group commit of audit records (docs/performance.md). Records queued while one transaction
@@ -175,13 +176,12 @@ const COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_i
  *
  * On PostgreSQL, where every statement is a round trip, a batch whose chains all have a head this
  * writer committed itself skips the transaction (BEGIN, uses, head lock, INSERT, head update,
- * COMMIT: six round trips): the uses are counted, then each chain's records are written by one
- * statement that moves the head only from the value known here (appendOnKnownHead). If another
- * writer moved it first (another instance, or a record written inside a transaction), that
- * statement writes nothing and the chain's records take the transaction path, which reads the
- * head under its lock. Two round trips instead of six while this writer is the chain's only one.
- * The uses are then counted apart from the records: a call whose record cannot be written at all
- * (its call fails) has still been counted as a use of its connection.
+ * COMMIT: six round trips): each chain's uses and records are written by one statement
+ * (appendOnKnownHead) that counts the uses, then moves the head only from the value known here
+ * and inserts the records. If another writer moved the head first (another instance, or a record
+ * written inside a transaction), that statement counts the uses but writes no record, and the
+ * chain's records take the transaction path, which reads the head under its lock, uncounted. One
+ * round trip per chain instead of six while this writer is the chain's only one.
  */
 export class AuditWriter {
   private queue: Pending[] = [];
@@ -243,27 +243,24 @@ export class AuditWriter {
    */
   private async appendOnKnownHeads(batch: Pending[]): Promise<Pending[]> {
     const sql = knexSql(this.db);
-    try {
-      // Each connection's count is its own statement and commits alone: a record whose use is
-      // counted is not counted again when it is retried.
-      await countUses(sql, batch.map((p) => p.input), (connectionId) => {
-        for (const pending of batch) if (pending.input.touch && pending.input.connectionId === connectionId) pending.input = { ...pending.input, touch: false };
-      });
-    } catch {
-      return batch;
-    }
     const rest: Pending[] = [];
     await Promise.all([...groupByChain(batch.map((p) => p.input))].map(async ([chain, members]) => {
       const known = this.heads!.get(chain)!;
       let head = known;
       const rows = members.map((i) => (head = buildRecord(batch[i].input, chain, head)));
-      // Any failure (a head moved under a concurrent writer's unique (chain, seq) entry, a record
-      // the table refuses) sends the chain to the transaction path, which reports errors record by record.
-      const written = await appendOnKnownHead(sql, chain, known, rows).catch(() => false);
-      if (written) members.forEach((i, k) => this.committed(batch[i], rows[k]));
-      else {
-        this.heads!.delete(chain);
-        rest.push(...members.map((i) => batch[i]));
+      const uses = usesOf(members.map((i) => batch[i].input));
+      // A failed statement changed nothing: the chain goes to the transaction path as it is,
+      // which reports errors record by record.
+      const written = await appendOnKnownHead(sql, chain, known, rows, uses).catch(() => undefined);
+      if (written === rows.length) {
+        members.forEach((i, k) => this.committed(batch[i], rows[k]));
+        return;
+      }
+      this.heads!.delete(chain);
+      for (const i of members) {
+        // The head had moved: the statement counted the uses but wrote no record; they are not counted again.
+        if (written === 0) batch[i].input = { ...batch[i].input, touch: false };
+        rest.push(batch[i]);
       }
     }));
     return rest;
@@ -292,41 +289,63 @@ function groupByChain(inputs: readonly AuditInput[]): Map<string, number[]> {
 }
 
 /**
- * One statement (PostgreSQL): moves the chain's head from `known` to the last of `rows` and
- * inserts `rows`, or, if the head is no longer `known`, changes nothing. Both in one statement,
- * so they commit together; the unique (chain, seq) index refuses a fork even then.
+ * One statement (PostgreSQL): counts `uses`, then moves the chain's head from `known` to the last
+ * of `rows` and inserts `rows`, or, if the head is no longer `known`, inserts nothing. Returns how
+ * many records it wrote (0: the head had moved). One statement commits as a whole; the unique
+ * (chain, seq) index refuses a fork even then.
  */
-async function appendOnKnownHead(sql: SqlRunner, chain: string, known: Head, rows: DbAuditRow[]): Promise<boolean> {
+async function appendOnKnownHead(sql: SqlRunner, chain: string, known: Head, rows: DbAuditRow[], uses: Use[]): Promise<number> {
   const last = rows[rows.length - 1];
   const [result] = await sql.all<{ n: number | string }>(
-    `with moved as (update audit_heads set seq = ?, hash = ? where chain = ? and seq = ? and hash = ? returning chain),
-     written as (insert into audit_log select r.* from moved cross join json_populate_recordset(null::audit_log, ?::json) as r returning 1)
-     select count(*) as n from written`,
-    [last.seq, last.hash, chain, known.seq, known.hash, JSON.stringify(rows)],
+    APPEND_ON_KNOWN_HEAD,
+    [JSON.stringify(uses), last.seq, last.hash, chain, known.seq, known.hash, JSON.stringify(rows)],
   );
-  return Number(result.n) === rows.length;
+  return Number(result.n);
 }
+
+/**
+ * The connection rows are locked first, in id order (`locked`), and the head only after every
+ * use is counted (`moved` waits for `used`): the order revokeConnection and the transaction path
+ * take them in, so none of them can deadlock with this statement. Columns by name, not r.*: only
+ * statements without `*` are kept prepared (db/pg_client.ts).
+ */
+const APPEND_ON_KNOWN_HEAD = `with uses as materialized (select u.id, u.n, u.at from json_to_recordset(?::json) as u(id text, n int, at bigint)),
+  locked as (select id from connections where id in (select id from uses) order by id collate "C" for no key update),
+  used as (update connections c set last_used_at = uses.at, call_count = c.call_count + uses.n
+    from uses where c.id = uses.id and c.id in (select id from locked) returning c.id),
+  moved as (update audit_heads set seq = ?, hash = ? where chain = ? and seq = ? and hash = ? and (select count(*) from used) >= 0 returning chain),
+  written as (insert into audit_log (${COLUMN_LIST}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')}
+    from moved cross join json_populate_recordset(null::audit_log, ?::json) as r returning 1)
+  select count(*) as n from written`;
 
 /** Appends many records in the caller's transaction; returns them in input order. */
 export function writeBatch(trx: DbOrTrx, inputs: BatchedAudit[]): Promise<DbAuditRow[]> {
   return writeBatchWith(knexSql(trx), inputs);
 }
 
-/** Counts the calls of `inputs` that `touch` as uses of their connections, connections in sorted order. */
-async function countUses(sql: SqlRunner, inputs: readonly BatchedAudit[], counted?: (connectionId: string) => void): Promise<void> {
-  const uses = new Map<string, { count: number; at: number }>();
+interface Use {
+  id: string;
+  n: number;
+  at: number;
+}
+
+/** The uses of connections among `inputs` (those that `touch`), in connection id order. */
+function usesOf(inputs: readonly BatchedAudit[]): Use[] {
+  const uses = new Map<string, Use>();
   for (const input of inputs) {
     if (!input.touch || !input.connectionId) continue;
-    const use = uses.get(input.connectionId) ?? { count: 0, at: 0 };
-    use.count += 1;
+    const use = uses.get(input.connectionId) ?? { id: input.connectionId, n: 0, at: 0 };
+    use.n += 1;
     use.at = Math.max(use.at, input.time ?? Date.now());
     uses.set(input.connectionId, use);
   }
-  for (const id of [...uses.keys()].sort()) {
-    const { count, at } = uses.get(id)!;
-    await sql.run('update connections set last_used_at = ?, call_count = call_count + ? where id = ?', [at, count, id]);
-    counted?.(id);
-  }
+  // Code-unit order, which is `collate "C"` in PostgreSQL.
+  return [...uses.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/** Counts the calls of `inputs` that `touch` as uses of their connections, connections in id order. */
+async function countUses(sql: SqlRunner, inputs: readonly BatchedAudit[]): Promise<void> {
+  for (const { id, n, at } of usesOf(inputs)) await sql.run('update connections set last_used_at = ?, call_count = call_count + ? where id = ?', [at, n, id]);
 }
 
 /** writeBatch on a transaction's plain-SQL runner (db/connect.ts writeTransaction). */

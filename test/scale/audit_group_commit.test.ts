@@ -6,7 +6,7 @@
 import test from 'ava';
 import { AuditWriter, appendAudit, chainRows, verifyChain, type DbAuditRow } from '../../db/audit.js';
 import { createTenant, createUser } from '../../db/accounts.js';
-import { createConnection } from '../../db/grant_store.js';
+import { createConnection, revokeConnection } from '../../db/grant_store.js';
 import { testOnEachDatabase } from '../helpers/db.js';
 import { grant, mcpTest, MCP_HEADERS, openSession, auditOf } from '../helpers/mcp.js';
 
@@ -61,7 +61,7 @@ testOnEachDatabase('a writer appends on the head it knows; a head moved by anoth
     const round = async (w: AuditWriter, size: number) => {
       statements.length = 0;
       await Promise.all(Array.from({ length: size }, () => w.append({ tenantId: tenant.id, connectionId: connection.id, kind: 'tool', name: 'forge.list_conversations', args: { i: n++ }, outcome: 'ok', touch: true })));
-      return { locked: statements.some((sql) => sql.startsWith('insert into audit_heads')), swapped: statements.some((sql) => sql.startsWith('with moved as')) };
+      return { locked: statements.some((sql) => sql.startsWith('insert into audit_heads')), swapped: statements.some((sql) => sql.includes('moved as (update audit_heads')) };
     };
     const postgres = kind === 'postgres';
 
@@ -84,29 +84,64 @@ testOnEachDatabase('a writer appends on the head it knows; a head moved by anoth
   }
 });
 
-testOnEachDatabase('two instances writing one chain in rounds: every record once, in one unbroken chain, every use counted once', async (t, database) => {
+testOnEachDatabase('two instances writing one chain in rounds, three connections, one revoked meanwhile: every record once, one unbroken chain, every use counted once', async (t, database) => {
   const { db } = database;
   const other = database.connect();
   try {
     const tenant = await createTenant(db, { slug: 'one', name: 'one' });
     const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
-    const connection = await createConnection(db, {
-      grantId: 'grant-1', tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
-    });
+    const connections = await Promise.all(['grant-1', 'grant-2', 'grant-3'].map((grantId) => createConnection(db, {
+      grantId, tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
+    })));
     const writers = [new AuditWriter(db), new AuditWriter(other)];
+    const uses = [0, 0, 0];
     let n = 0;
     for (let round = 0; round < 15; round++) {
-      await Promise.all(Array.from({ length: 1 + (round % 4) * 3 }, (_, i) =>
-        writers[(round + i) % 2].append({ tenantId: tenant.id, connectionId: connection.id, kind: 'tool', name: 'forge.list_conversations', args: { i: n++ }, outcome: 'ok', touch: true })));
+      // In round 7 a revocation (connection row, then chain head, in one transaction) races the batches that count that connection's uses.
+      const revoking = round === 7 ? other.transaction((trx) => revokeConnection(trx, connections[2], { reason: 'test' })) : undefined;
+      await Promise.all([revoking, ...Array.from({ length: 1 + (round % 4) * 3 }, (_, i) => {
+        const k = (round + i) % 3;
+        uses[k] += 1;
+        return writers[(round + i) % 2].append({ tenantId: tenant.id, connectionId: connections[k].id, kind: 'tool', name: 'forge.list_conversations', args: { i: n++ }, outcome: 'ok', touch: true });
+      })]);
     }
     const rows: DbAuditRow[] = [];
     for await (const row of chainRows(db, tenant.id)) rows.push(row);
-    t.deepEqual(rows.map((r) => JSON.parse(r.args_redacted!).i).sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i));
-    t.deepEqual(await verifyChain(rows), { ok: true, checked: n });
-    t.is(Number((await db('connections').where({ id: connection.id }).first()).call_count), n);
+    t.deepEqual(rows.filter((r) => r.kind === 'tool').map((r) => JSON.parse(r.args_redacted!).i).sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i));
+    t.deepEqual(rows.filter((r) => r.kind !== 'tool').map((r) => r.name), ['connection.revoke']);
+    t.deepEqual(await verifyChain(rows), { ok: true, checked: n + 1 });
+    for (const [k, connection] of connections.entries()) {
+      t.is(Number((await db('connections').where({ id: connection.id }).first()).call_count), uses[k], `connection ${k}`);
+    }
+    t.truthy((await db('connections').where({ id: connections[2].id }).first()).revoked_at);
   } finally {
     await other.destroy();
   }
+});
+
+testOnEachDatabase('on the known head, one statement counts the uses of every connection in the batch', async (t, database) => {
+  const { db, kind } = database;
+  const tenant = await createTenant(db, { slug: 'one', name: 'one' });
+  const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
+  const connections = await Promise.all(['grant-1', 'grant-2', 'grant-3'].map((grantId) => createConnection(db, {
+    grantId, tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
+  })));
+  const writer = new AuditWriter(db);
+  const append = (k: number, at: number) => writer.append({ tenantId: tenant.id, connectionId: connections[k].id, kind: 'tool', name: 'forge.list_conversations', outcome: 'ok', touch: true, time: at });
+  await append(0, 1_000); // the writer learns the head
+  const statements: string[] = [];
+  db.on('query', (query: { sql: string }) => statements.push(query.sql));
+  await Promise.all([append(0, 2_000), append(1, 3_000), append(1, 4_000), append(2, 5_000), append(2, 6_000), append(2, 7_000)]);
+  if (kind === 'postgres') {
+    t.is(statements.length, 1, 'uses, head and records in one statement');
+    t.true(statements[0].includes('update connections'));
+  }
+  const rows = await db('connections').whereIn('id', connections.map((c) => c.id)).select('id', 'call_count', 'last_used_at');
+  const byId = new Map(rows.map((r) => [r.id, { calls: Number(r.call_count), last: Number(r.last_used_at) }]));
+  t.deepEqual(connections.map((c) => byId.get(c.id)), [{ calls: 2, last: 2_000 }, { calls: 2, last: 4_000 }, { calls: 3, last: 7_000 }]);
+  const chain: DbAuditRow[] = [];
+  for await (const row of chainRows(db, tenant.id)) chain.push(row);
+  t.deepEqual(await verifyChain(chain), { ok: true, checked: 7 });
 });
 
 testOnEachDatabase('a batch that fails is retried record by record: only the bad record fails', async (t, { db }) => {
