@@ -46,15 +46,35 @@ function listening(server: http.Server): void {
   process.stdout.write(JSON.stringify({ port: (server.address() as { port: number }).port }) + '\n');
 }
 
+/** The raw echo: what answering a JSON-RPC message costs on node:http with nothing else. */
+function echo(res: ServerResponse, message: { id?: unknown; method?: string; params?: { arguments?: { text?: unknown } } }): void {
+  if (message.id === undefined) {
+    res.writeHead(202).end();
+    return;
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  let result: unknown;
+  if (message.method === 'initialize') {
+    headers['mcp-session-id'] = randomUUID();
+    result = { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'echo', version: '1.0.0' } };
+  } else {
+    result = { content: [{ type: 'text', text: String(message.params?.arguments?.text ?? '') }] };
+  }
+  res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+}
+
 if (process.argv.includes('--express')) {
   const app = createMcpExpressApp();
   app.all('/mcp', (req, res) => void handle(req, res, req.body));
   const server: http.Server = app.listen(0, '127.0.0.1', () => listening(server));
 } else {
+  const raw = process.argv.includes('--echo');
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    await handle(req, res, chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined);
+    const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined;
+    if (raw) echo(res, body ?? {});
+    else await handle(req, res, body);
   });
   server.listen(0, '127.0.0.1', () => listening(server));
 }

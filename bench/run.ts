@@ -4,7 +4,7 @@
  * generators to core 1 (when taskset exists), so they do not compete.
  *
  * Flags: --quick (short runs, 100k audit records; under ~3 minutes), --only tools,statements,
- * tokens,revocation,memory,audit (sections), --servers bare,sqlite,postgres (tools/call
+ * tokens,revocation,memory,audit (sections), --servers bare,echo,sqlite,postgres (tools/call
  * scenarios), --profile DIR (servers write CPU profiles; see bench/profile_summary.ts).
  * PostgreSQL runs when BENCH_DATABASE_URL or TEST_DATABASE_URL is set.
  */
@@ -68,8 +68,8 @@ const table = (head: string[], rows: Array<Array<unknown>>) => {
 out.push(`Run ${report.date} on ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}, ${QUICK ? 'quick' : 'full'} (${SECONDS} s per load), load average at start ${(report.machine.load_average as number[]).join(' ')}`, '');
 if (report.tools_call) {
   out.push('tools/call (Portico: opaque token, live grant, scope, tenant, forge.list_conversations on tenant data, durable audit record before the reply)', '');
-  table(['server', 'c', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/call', 'throughput × bare (node:http)', 'p99 × bare (node:http)', 'throughput × bare (Express)', 'p99 × bare (Express)'],
-    report.tools_call.map((r) => [r.scenario, r.concurrency, r.rps, r.p50, r.p99, r.errors, r.cpu_ms_per_call, r.throughput_ratio, r.p99_ratio, r.throughput_ratio_express, r.p99_ratio_express]));
+  table(['server', 'c', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/call', 'throughput × bare (node:http)', 'p99 × bare (node:http)', 'throughput × bare (Express)', 'p99 × bare (Express)', 'throughput × raw echo'],
+    report.tools_call.map((r) => [r.scenario, r.concurrency, r.rps, r.p50, r.p99, r.errors, r.cpu_ms_per_call, r.throughput_ratio, r.p99_ratio, r.throughput_ratio_express, r.p99_ratio_express, r.throughput_ratio_echo]));
 }
 if (report.statements) {
   out.push('SQL statements per request (knex query events, in-process)', '');

@@ -48,10 +48,13 @@ export interface ToolsCallRow extends LoadResult {
   /** Against the bare SDK server on the SDK's Express app. */
   throughput_ratio_express?: number;
   p99_ratio_express?: number;
+  /** Against the hand-written JSON-RPC echo (no SDK): throughput only, the ceiling of a JSON-RPC server here. */
+  throughput_ratio_echo?: number;
 }
 
 export const BARE = 'bare SDK on node:http (no auth, no audit)';
 export const BARE_EXPRESS = "bare SDK on the SDK's Express app (no auth, no audit)";
+export const ECHO = 'raw JSON-RPC echo on node:http (no SDK)';
 
 async function startBare(flags: string[]): Promise<Target> {
   const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, 'bare_sdk_server.ts'), ...flags]), {});
@@ -78,6 +81,7 @@ export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCa
   const scenarios: Array<{ name: string; start(): Promise<Target> }> = [
     { name: BARE, start: () => startBare([]) },
     { name: BARE_EXPRESS, start: () => startBare(['--express']) },
+    { name: ECHO, start: () => startBare(['--echo']) },
     ...kinds.map((kind) => ({ name: `Portico full pipeline (${kind})`, start: () => startFull(kind) })),
   ].filter((s) => !only || only.some((o) => s.name.toLowerCase().includes(o)));
   const rows: ToolsCallRow[] = [];
@@ -101,8 +105,10 @@ export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCa
   for (const row of rows) {
     const base = rows.find((r) => r.scenario === BARE && r.concurrency === row.concurrency);
     const express = rows.find((r) => r.scenario === BARE_EXPRESS && r.concurrency === row.concurrency);
+    const echo = rows.find((r) => r.scenario === ECHO && r.concurrency === row.concurrency);
     if (base) Object.assign(row, { throughput_ratio: ratio(row.rps, base.rps), p99_ratio: ratio(row.p99, base.p99) });
     if (express) Object.assign(row, { throughput_ratio_express: ratio(row.rps, express.rps), p99_ratio_express: ratio(row.p99, express.p99) });
+    if (echo) row.throughput_ratio_echo = ratio(row.rps, echo.rps);
   }
   return rows;
 }
