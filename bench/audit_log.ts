@@ -37,7 +37,10 @@ async function exportRate(url: string, token: string, format: 'jsonl' | 'csv'): 
   const response = await fetch(`${url}/api/mcp/v1/audit/export?format=${format}`, { headers: { authorization: `Bearer ${token}` } });
   if (response.status !== 200 || !response.body) throw new Error(`export failed: ${response.status}`);
   let lines = 0;
-  for await (const chunk of response.body) for (const byte of chunk as Uint8Array) if (byte === 10) lines += 1;
+  // indexOf, not a loop over every byte: the count must not be what limits the measured rate.
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    for (let at = chunk.indexOf(10); at >= 0; at = chunk.indexOf(10, at + 1)) lines += 1;
+  }
   const seconds = (performance.now() - started) / 1000;
   const records = format === 'csv' ? lines - 1 : lines;
   return { records, perSecond: Math.round(records / seconds) };

@@ -238,8 +238,8 @@ export class AuditWriter {
 
   /**
    * The batch on the heads known here, without a transaction: returns the records still to
-   * write (all of them if counting the uses failed; a chain's if its head had moved). Never
-   * throws, so no record written here is written again by the caller's retries.
+   * write (a chain's if its head had moved or its statement failed). Never throws, so no record
+   * written here is written again by the caller's retries.
    */
   private async appendOnKnownHeads(batch: Pending[]): Promise<Pending[]> {
     const sql = knexSql(this.db);
@@ -395,11 +395,16 @@ export async function verifyChain(rows: AsyncIterable<DbAuditRow> | Iterable<DbA
 
 /** Streams a tenant's chain in order, in pages, in constant memory. */
 export async function* chainRows(db: DbOrTrx, tenantId: string | null, pageSize = 1000): AsyncGenerator<DbAuditRow> {
+  for await (const page of chainPages(db, tenantId, pageSize)) yield* page;
+}
+
+/** chainRows a page at a time (one await per page, not per record: for exports). */
+export async function* chainPages(db: DbOrTrx, tenantId: string | null, pageSize = 1000): AsyncGenerator<DbAuditRow[]> {
   const chain = tenantId ?? SYSTEM_CHAIN;
   let after = 0;
   for (;;) {
     const page: DbAuditRow[] = await db('audit_log').where({ chain }).andWhere('seq', '>', after).orderBy('seq').limit(pageSize);
-    for (const row of page) yield row;
+    if (page.length) yield page;
     if (page.length < pageSize) return;
     after = page[page.length - 1].seq;
   }
@@ -457,8 +462,8 @@ export async function queryAudit(db: DbOrTrx, filter: AuditFilter, page: { limit
   return { rows, next: more ? encodeCursor(rows[rows.length - 1]) : undefined };
 }
 
-/** Streams matching records oldest first in pages (for export), in constant memory. */
-export async function* streamAudit(db: DbOrTrx, filter: AuditFilter, pageSize = 2000): AsyncGenerator<DbAuditRow> {
+/** Matching records oldest first, a page at a time (for export), in constant memory. */
+export async function* auditPages(db: DbOrTrx, filter: AuditFilter, pageSize = 2000): AsyncGenerator<DbAuditRow[]> {
   let after: { time: number; id: string } | undefined;
   for (;;) {
     const query = db<DbAuditRow>('audit_log');
@@ -468,7 +473,7 @@ export async function* streamAudit(db: DbOrTrx, filter: AuditFilter, pageSize = 
       query.where((q) => q.where('time', '>', time).orWhere((q2) => q2.where('time', time).andWhere('id', '>', id)));
     }
     const page: DbAuditRow[] = await query.orderBy([{ column: 'time', order: 'asc' }, { column: 'id', order: 'asc' }]).limit(pageSize);
-    for (const row of page) yield row;
+    if (page.length) yield page;
     if (page.length < pageSize) return;
     after = page[page.length - 1];
   }

@@ -8,7 +8,7 @@ import { AppError, isAppError } from '../shared/errors.js';
 import { connectDatabase, type Db } from '../db/connect.js';
 import { migrateLatest } from '../db/migrate.js';
 import { addMembership, assertRole, createTenant, createUser, listTenants, listUsers, requireTenantBySlug } from '../db/accounts.js';
-import { appendAudit, chainRows, verifyChain, type AuditVerification } from '../db/audit.js';
+import { appendAudit, chainPages, chainRows, verifyChain, type AuditVerification } from '../db/audit.js';
 import { exportChunks, readExport } from '../db/audit_export.js';
 import { setSurfaceStatus, surfaceOverrides } from '../db/surfaces.js';
 import { channelFor } from '../db/notify.js';
@@ -108,7 +108,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, format: { type: 'string', default: 'jsonl' } } });
       if (!values.tenant || (values.format !== 'jsonl' && values.format !== 'csv')) throw new UsageError(`usage: ${COMMANDS['audit export'].usage}`);
       const tenant = await requireTenantBySlug(db, values.tenant);
-      for await (const chunk of exportChunks(chainRows(db, tenant.id), values.format)) out(chunk.replace(/\r?\n$/, ''));
+      for await (const chunk of exportChunks(chainPages(db, tenant.id), values.format)) out(chunk.replace(/\r?\n$/, ''));
     },
   },
   'surface ship': {

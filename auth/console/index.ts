@@ -13,7 +13,7 @@ import { AppError, isAppError, toAppError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/events.js';
 import { readForm, type PorticoState } from '../../shared/http.js';
 import { authenticate, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
-import { appendAudit, chainRows, dailyActivity, queryAudit, streamAudit, verifyChain } from '../../db/audit.js';
+import { appendAudit, auditPages, chainPages, chainRows, dailyActivity, queryAudit, verifyChain } from '../../db/audit.js';
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
@@ -291,10 +291,10 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   const query = parseAuditQuery(viewer, rest as Record<string, string>);
   const { tenantId, ...filters } = query.filter;
   const whole = Object.values(filters).every((v) => v === undefined);
-  const rows = whole ? chainRows(context.db, tenantId) : streamAudit(context.db, query.filter);
+  const pages = whole ? chainPages(context.db, tenantId) : auditPages(context.db, query.filter);
   const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-');
   ctx.type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
   ctx.set('Content-Disposition', `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`);
   ctx.set('X-Audit-Export', whole ? 'chain' : 'selection');
-  ctx.body = Readable.from(exportChunks(rows, format as ExportFormat));
+  ctx.body = Readable.from(exportChunks(pages, format as ExportFormat));
 }

@@ -2,6 +2,7 @@ import test from 'ava';
 import fc from 'fast-check';
 import { testOnEachDatabase } from '../helpers/db.js';
 import { createTenant } from '../../db/accounts.js';
+import { EXPORT_COLUMNS, toJsonLine } from '../../db/audit_export.js';
 import { appendAudit, canonicalJson, chainRows, recordHash, sha256Hex, verifyChain, redactArguments, type DbAuditRow } from '../../db/audit.js';
 
 async function collect(rows: AsyncIterable<DbAuditRow>): Promise<DbAuditRow[]> {
@@ -82,4 +83,17 @@ test('the record hash is sha256(prev_hash + canonical JSON of the hashed fields)
     prev_hash: fc.string({ maxLength: 64 }),
   });
   t.notThrows(() => fc.assert(fc.property(row, (r) => recordHash(r as Omit<DbAuditRow, 'hash'>) === reference(r as Omit<DbAuditRow, 'hash'>)), { numRuns: 2_000 }));
+});
+
+test('an export line is exactly JSON.stringify of the record in export column order, whatever the text holds', (t) => {
+  const texts = ['plain', 'a "quoted", comma\nline', 'tab\there \\ back', 'ünïcødé ✓ \u2028 \u0000', ''];
+  texts.forEach((text, i) => {
+    const row = {
+      id: `id-${i}`, chain: 'c', seq: i + 1, time: 1_795_000_000_000 + i, tenant_id: 't', user_id: i % 2 ? null : 'u', client_id: text, connection_id: null,
+      product: 'forge', kind: 'tool', name: text, args_digest: null, args_redacted: JSON.stringify({ note: text }), outcome: 'ok', duration_ms: i % 2 ? null : 3,
+      request_id: text, prev_hash: 'p', hash: 'h', extra_column_not_exported: 'x',
+    } as unknown as DbAuditRow;
+    const expected = JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, row[c] ?? null]))) + '\n';
+    t.is(toJsonLine(row), expected);
+  });
 });
