@@ -54,6 +54,7 @@ class WireError extends Error {
   }
 }
 
+const MCP_METHODS = new Set(['POST', 'GET', 'DELETE']);
 const PIPELINE_METHODS = new Set<string>(['tools/call', 'resources/read', 'prompts/get']);
 /**
  * The hot methods of an established session, answered by the host itself with the SDK's own
@@ -118,7 +119,7 @@ export class McpHost {
       if (origin && !this.allowedOrigins.has(origin)) throw new AppError('forbidden', 'requests from this Origin are not accepted');
       // The same warning, for pages that are same-origin after a DNS rebinding (they send no Origin on GET): Host must be ours.
       if (!this.allowedHosts.has('*') && !this.allowedHosts.has(ctx.hostname.toLowerCase())) throw new AppError('forbidden', 'requests for this Host are not accepted (see ALLOWED_HOSTS)');
-      if (!['POST', 'GET', 'DELETE'].includes(ctx.method)) {
+      if (!MCP_METHODS.has(ctx.method)) {
         ctx.set('Allow', 'GET, POST, DELETE');
         throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use POST, GET or DELETE`);
       }
@@ -162,7 +163,8 @@ export class McpHost {
 
   /** The body, read once under the size limit and parsed; one JSON-RPC message, never a batch. */
   private async readMessage(ctx: Ctx): Promise<Record<string, any>> {
-    if (!ctx.is('application/json')) throw new AppError('unsupported_media_type', 'expected Content-Type: application/json');
+    // The exact header every MCP client sends is recognised without parsing it (type-is does that for the rest).
+    if (ctx.get('content-type') !== 'application/json' && !ctx.is('application/json')) throw new AppError('unsupported_media_type', 'expected Content-Type: application/json');
     const text = await readBody(ctx, this.deps.config.bodyLimitBytes);
     let parsed: unknown;
     try {
@@ -285,9 +287,12 @@ export class McpHost {
    * host's direct answers. A failure becomes the JSON-RPC error; a status it implies (403) is
    * noted in `call.http` for the response head.
    */
-  private async answer(productId: string, method: string, params: Record<string, any>, call: CallAuth, signal: AbortSignal, askPerson?: CallOptions['askPerson']): Promise<unknown> {
+  private async answer(productId: string, method: string, params: Record<string, any>, call: CallAuth, cancel: AbortSignal | AbortController, askPerson?: CallOptions['askPerson']): Promise<unknown> {
     const { pipeline } = this.deps;
-    const options: CallOptions = { requestId: call.requestId, signal, askPerson };
+    // The host's own controller (direct answers) is lent to the pipeline; the SDK's signal is only followed.
+    const options: CallOptions = cancel instanceof AbortController
+      ? { requestId: call.requestId, signal: cancel.signal, controller: cancel, askPerson }
+      : { requestId: call.requestId, signal: cancel, askPerson };
     const kind = method === 'resources/read' ? 'resource' : method === 'prompts/get' ? 'prompt' : 'tool';
     try {
       switch (method) {
@@ -343,7 +348,7 @@ export class McpHost {
     session.inflight.set(request.id, controller);
     let reply: Record<string, unknown>;
     try {
-      const result = await this.answer(session.product, request.method, request.params, call, controller.signal);
+      const result = await this.answer(session.product, request.method, request.params, call, controller);
       reply = { result, jsonrpc: '2.0', id: request.id };
     } catch (thrown) {
       const error = thrown instanceof WireError ? thrown : new WireError(-32603, 'internal error', { code: 'internal', request_id: call.requestId });
@@ -360,9 +365,13 @@ export class McpHost {
       ctx.body = body;
       return;
     }
+    // Straight to Node, as writeResponse writes the SDK's replies: the hottest response of the
+    // service skips Koa's header and body setters. Headers set earlier (X-Request-Id, CORS) stay.
+    const event = `event: message\ndata: ${body}\n\n`;
+    ctx.respond = false;
     ctx.status = 200;
-    ctx.set({ ...SSE_HEADERS, 'mcp-session-id': session.id });
-    ctx.body = `event: message\ndata: ${body}\n\n`;
+    ctx.res.writeHead(200, { ...SSE_HEADERS, 'mcp-session-id': session.id, 'content-length': Buffer.byteLength(event) });
+    ctx.res.end(event);
   }
 
   /** Hands the parsed message to the session's transport and writes what it answers. */

@@ -16,13 +16,15 @@ export function assertMessageShape(message: unknown): void {
     const [value, depth] = stack.pop()!;
     if (!value || typeof value !== 'object') continue;
     if (depth > MAX_DEPTH) throw new AppError('invalid_request', `the message is nested deeper than ${MAX_DEPTH} levels`);
+    // Only objects and arrays go on the stack: scalars have nothing to walk.
     if (Array.isArray(value)) {
-      for (const item of value) stack.push([item, depth + 1]);
+      for (const item of value) if (item && typeof item === 'object') stack.push([item, depth + 1]);
       continue;
     }
     for (const key of Object.keys(value)) {
       if (key === '__proto__') throw new AppError('invalid_request', 'the key "__proto__" is not accepted');
-      stack.push([(value as Record<string, unknown>)[key], depth + 1]);
+      const child = (value as Record<string, unknown>)[key];
+      if (child && typeof child === 'object') stack.push([child, depth + 1]);
     }
   }
 }

@@ -48,6 +48,11 @@ export interface CallOptions {
   requestId: string;
   /** Aborted when the client cancels or the session closes. */
   signal?: AbortSignal;
+  /**
+   * The controller of `signal` when the caller made it for this call alone (the host's direct
+   * answers): the time-out aborts it too, instead of a second controller per call.
+   */
+  controller?: AbortController;
   /** Present when the client declared elicitation: asks the person; resolves true when they confirmed. */
   askPerson?: (message: string) => Promise<boolean>;
 }
@@ -111,13 +116,13 @@ export class Pipeline {
     const resource = this.resourceOf(productId);
     const cache = this.deps.principals;
     if (!cache || token.length > 512) return authenticateBearer(this.reads, token, resource);
-    const key = PrincipalCache.key(hashTokenId(token), resource);
+    const key = PrincipalCache.key(token, resource);
     const now = Date.now();
     const cached = cache.get(key, now);
     if (cached) return cached;
     const mark = cache.mark();
     const principal = await authenticateBearer(this.reads, token, resource, now);
-    cache.set(key, principal, mark, now);
+    cache.set(key, principal, hashTokenId(token), mark, now);
     return principal;
   }
 
@@ -266,8 +271,7 @@ export class Pipeline {
         // commit, and the reply waits until that record is durable (docs/performance.md).
         const scope = new TenantScope(this.reads, principal.tenant.id);
         await this.checkReferences(product, scope, toolArgs);
-        const context = this.context(scope, product, principal, options);
-        const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, { ...context, signal }), options.signal);
+        const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, this.context(scope, product, principal, options, signal)), options);
         await this.audit.append({ ...this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId), touch: true });
         this.count(productId, 'tool', 'ok', performance.now() - started);
         return successResult(returned);
@@ -287,8 +291,7 @@ export class Pipeline {
             return { value: result, outcome: 'confirmation_required' };
           }
         }
-        const context = this.context(scope, product, principal, options);
-        const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, { ...context, signal }), options.signal);
+        const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, this.context(scope, product, principal, options, signal)), options);
         await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId));
         return { value: successResult(returned), outcome: 'ok' };
       });
@@ -327,8 +330,8 @@ export class Pipeline {
     try {
       const { resource, id } = this.admitResource(productId, principal, uri);
       // Reading changes nothing: no transaction to roll back, the record joins the next group commit.
-      const context = this.context(new TenantScope(this.reads, principal.tenant.id), product, principal, options);
-      const value = await this.withTimeout((signal) => callReader(resource, id, { ...context, signal }), options.signal);
+      const scope = new TenantScope(this.reads, principal.tenant.id);
+      const value = await this.withTimeout((signal) => callReader(resource, id, this.context(scope, product, principal, options, signal)), options);
       await this.audit.append({ ...this.auditInput(principal, productId, 'resource', name, args, 'ok', performance.now() - started, options.requestId), touch: true });
       this.count(productId, 'resource', 'ok', performance.now() - started);
       const mimeType = resource.mimeType ?? 'application/json';
@@ -356,8 +359,7 @@ export class Pipeline {
       // Building a prompt reads: no transaction to roll back, the record joins the next group commit.
       const scope = new TenantScope(this.reads, principal.tenant.id);
       await this.checkReferences(product, scope, args);
-      const context = this.context(scope, product, principal, options);
-      const messages = await this.withTimeout((signal) => callPrompt(prompt, args, { ...context, signal }), options.signal);
+      const messages = await this.withTimeout((signal) => callPrompt(prompt, args, this.context(scope, product, principal, options, signal)), options);
       await this.audit.append({ ...this.auditInput(principal, productId, 'prompt', prompt.name, args, 'ok', performance.now() - started, options.requestId), touch: true });
       this.count(productId, 'prompt', 'ok', performance.now() - started);
       return { description: prompt.description, messages };
@@ -370,7 +372,8 @@ export class Pipeline {
 
   /** Step 4b: every `<entity>_id` argument names a record of the grant's tenant. */
   private async checkReferences(product: ProductDefinition<any>, scope: TenantScope, args: Record<string, unknown>): Promise<void> {
-    for (const [key, value] of Object.entries(args)) {
+    for (const key in args) {
+      const value = args[key];
       if (!key.endsWith('_id') || typeof value !== 'string') continue;
       const entity = key.slice(0, -3);
       const table = product.entities?.[entity];
@@ -378,7 +381,7 @@ export class Pipeline {
     }
   }
 
-  private context(scope: TenantScope, product: ProductDefinition<any>, principal: Principal, options: CallOptions): ToolContext<unknown> {
+  private context(scope: TenantScope, product: ProductDefinition<any>, principal: Principal, options: CallOptions, signal: AbortSignal): ToolContext<unknown> {
     return {
       repos: product.repositories ? product.repositories(scope) : scope,
       tenant: principal.tenant,
@@ -386,23 +389,33 @@ export class Pipeline {
       connection: { id: principal.connectionId, clientId: principal.clientId, scopes: principal.scopes },
       requestId: options.requestId,
       resourceUri: (collection, id) => this.resourceUri(product.id, collection, id),
-      signal: options.signal ?? new AbortController().signal,
+      signal,
     };
   }
 
-  /** Runs `work` under the tool time-out; the signal tells it to stop when time is up or the client left. */
-  private async withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, outer?: AbortSignal): Promise<T> {
-    const controller = new AbortController();
+  /**
+   * Runs `work` under the tool time-out; its signal aborts when time is up or the client left.
+   * A controller the caller made for this call alone is used as it is; a signal shared with
+   * other work (the SDK's) gets a controller of its own that follows it.
+   */
+  private async withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, options: CallOptions): Promise<T> {
     const ms = this.deps.config.toolTimeoutMs;
+    const controller = options.controller ?? new AbortController();
+    const cancelledBy = options.controller ? controller.signal : options.signal;
     let timer: NodeJS.Timeout | undefined;
     const stop = new Promise<never>((_, reject) => {
-      const abort = (error: AppError) => {
-        controller.abort(error);
+      const cancelled = () => {
+        const error = new AppError('timeout', 'the request was cancelled; nothing was changed');
         reject(error);
+        controller.abort(error);
       };
-      timer = setTimeout(() => abort(new AppError('timeout', `the call took longer than ${ms} ms and was stopped; nothing was changed`)), ms);
-      if (outer?.aborted) abort(new AppError('timeout', 'the request was cancelled; nothing was changed'));
-      outer?.addEventListener('abort', () => abort(new AppError('timeout', 'the request was cancelled; nothing was changed')), { once: true });
+      timer = setTimeout(() => {
+        const error = new AppError('timeout', `the call took longer than ${ms} ms and was stopped; nothing was changed`);
+        reject(error); // first: the call fails as timed out, whatever the abort below sets off
+        controller.abort(error);
+      }, ms);
+      if (cancelledBy?.aborted) cancelled();
+      else cancelledBy?.addEventListener('abort', cancelled, { once: true });
     });
     stop.catch(() => undefined);
     try {
@@ -474,8 +487,9 @@ export class Pipeline {
   }
 
   private count(product: string, kind: AuditKind, outcome: string, durationMs: number): void {
-    this.calls.inc({ product, kind, outcome });
-    this.durations.observe({ product, kind, outcome }, durationMs / 1000);
+    const labels = { kind, outcome, product }; // in name order (shared/metrics.ts labelKey)
+    this.calls.inc(labels);
+    this.durations.observe(labels, durationMs / 1000);
   }
 }
 

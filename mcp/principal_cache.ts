@@ -15,6 +15,8 @@ import type { Principal } from '../db/grant_store.js';
 
 interface Entry {
   principal: Principal;
+  /** hashTokenId of the token: what `token.revoked` names. */
+  tokenHash: string;
   validUntil: number;
 }
 
@@ -25,9 +27,13 @@ export class PrincipalCache {
 
   constructor(private readonly options: { maxEntries: number; maxAgeMs: number }) {}
 
-  /** Key of a token hash at a resource (the audience is part of what was checked). */
-  static key(tokenHash: string, resource: string): string {
-    return `${resource} ${tokenHash}`;
+  /**
+   * Key of a token at a resource (the audience is part of what was checked). The token itself,
+   * not its hash: a sha256 per request was a visible share of the hot path, and the token is in
+   * this process's memory for the request anyway; the hash is computed only on a miss.
+   */
+  static key(token: string, resource: string): string {
+    return `${resource} ${token}`;
   }
 
   get(key: string, now = Date.now()): Principal | undefined {
@@ -46,10 +52,10 @@ export class PrincipalCache {
     return this.generation;
   }
 
-  set(key: string, principal: Principal, mark: number, now = Date.now()): void {
+  set(key: string, principal: Principal, tokenHash: string, mark: number, now = Date.now()): void {
     if (!this.enabled || mark !== this.generation || this.options.maxEntries <= 0) return;
     if (this.entries.size >= this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(key, { principal, validUntil: Math.min(principal.expiresAt, now + this.options.maxAgeMs) });
+    this.entries.set(key, { principal, tokenHash, validUntil: Math.min(principal.expiresAt, now + this.options.maxAgeMs) });
   }
 
   dropConnection(connectionId: string): void {
@@ -59,7 +65,7 @@ export class PrincipalCache {
 
   dropToken(tokenHash: string): void {
     this.generation += 1;
-    for (const key of this.entries.keys()) if (key.endsWith(` ${tokenHash}`)) this.entries.delete(key);
+    for (const [key, entry] of this.entries) if (entry.tokenHash === tokenHash) this.entries.delete(key);
   }
 
   /** Events may have been missed (or will be): forget everything; serve from the cache only while `enabled`. */

@@ -43,7 +43,9 @@ export function createLogger(level: LogLevel = 'info', sink: LogSink = stdoutSin
   const threshold = LOG_LEVELS.indexOf(level);
   const write = (at: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (LOG_LEVELS.indexOf(at) < threshold) return;
-    sink(JSON.stringify({ time: new Date().toISOString(), level: at, msg, ...base, ...fields }, errorReplacer));
+    const record = { time: new Date().toISOString(), level: at, msg, ...base, ...fields };
+    // The replacer is a call per key: a line of plain values (every request's line) needs none.
+    sink(JSON.stringify(record, hasObjects(base) || (fields && hasObjects(fields)) ? errorReplacer : undefined));
   };
   return {
     debug: (msg, fields) => write('debug', msg, fields),
@@ -52,6 +54,14 @@ export function createLogger(level: LogLevel = 'info', sink: LogSink = stdoutSin
     error: (msg, fields) => write('error', msg, fields),
     child: (fields) => createLogger(level, sink, { ...base, ...fields }),
   };
+}
+
+function hasObjects(fields: Record<string, unknown>): boolean {
+  for (const key in fields) {
+    const value = fields[key];
+    if (typeof value === 'object' && value !== null) return true;
+  }
+  return false;
 }
 
 function errorReplacer(_key: string, value: unknown): unknown {

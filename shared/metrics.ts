@@ -3,15 +3,28 @@ type Labels = Record<string, string>;
 
 const NEEDS_ESCAPE = /[\\"\n]/;
 
-/** `a="1",b="2"`: names sorted, values escaped as the text format requires (rarely needed: checked first). */
+/**
+ * `a="1",b="2"`: names sorted, values escaped as the text format requires (rarely needed: checked
+ * first). Called on every request, so labels already given in name order (every caller here)
+ * are not copied and sorted.
+ */
 function labelKey(labels: Labels): string {
   let key = '';
-  for (const name of Object.keys(labels).sort()) {
-    const value = String(labels[name]);
-    const escaped = NEEDS_ESCAPE.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
-    key += `${key ? ',' : ''}${name}="${escaped}"`;
+  let previous = '';
+  for (const name in labels) {
+    if (name < previous) return sortedLabelKey(labels);
+    previous = name;
+    key += `${key ? ',' : ''}${name}="${escapeLabel(String(labels[name]))}"`;
   }
   return key;
+}
+
+function sortedLabelKey(labels: Labels): string {
+  return Object.keys(labels).sort().map((name) => `${name}="${escapeLabel(String(labels[name]))}"`).join(',');
+}
+
+function escapeLabel(value: string): string {
+  return NEEDS_ESCAPE.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
 }
 
 interface Metric {
