@@ -2,7 +2,7 @@
  * forge's tenant-bound repositories. Every query goes through the TenantScope the pipeline built
  * for this call, inside the call's transaction; nothing here takes a tenant id.
  */
-import type { TenantScope } from '../../../db/tenant_scope.js';
+import type { TemplateValues, TenantScope } from '../../../db/tenant_scope.js';
 import { AppError } from '../../../shared/errors.js';
 
 export interface DbConversationRow {
@@ -58,6 +58,19 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
+/** Newest first by (time column, id), after the row `after` if given: a keyset page of `limit` rows. */
+function newestFirstQuery(query: import('knex').Knex.QueryBuilder, table: string, column: string, limit: number, after?: { at: number; id: string }) {
+  if (after) query.where((q) => q.where(`${table}.${column}`, '<', after.at).orWhere((same) => same.where(`${table}.${column}`, after.at).andWhere(`${table}.id`, '<', after.id)));
+  return query.orderBy([{ column: `${table}.${column}`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(limit);
+}
+
+/** A page of `limit` rows from `limit + 1` read, with the cursor of the next page when there is one. */
+function pageOf<Row extends { id: string }>(rows: Row[], limit: number, keyOf: (row: Row) => number): Page<Row> {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items, next_cursor: rows.length > limit && last ? Buffer.from(JSON.stringify([keyOf(last), last.id])).toString('base64url') : null };
+}
+
 /** Newest first by (time column, id): a keyset cursor, stable while rows are added. */
 async function newestFirst<Row extends { id: string }>(
   query: import('knex').Knex.QueryBuilder,
@@ -66,14 +79,8 @@ async function newestFirst<Row extends { id: string }>(
   page: PageRequest,
   keyOf: (row: Row) => number,
 ): Promise<Page<Row>> {
-  if (page.cursor) {
-    const after = decodeCursor(page.cursor);
-    query.where((q) => q.where(`${table}.${column}`, '<', after.at).orWhere((same) => same.where(`${table}.${column}`, after.at).andWhere(`${table}.id`, '<', after.id)));
-  }
-  const rows = (await query.orderBy([{ column: `${table}.${column}`, order: 'desc' }, { column: `${table}.id`, order: 'desc' }]).limit(page.limit + 1)) as Row[];
-  const items = rows.slice(0, page.limit);
-  const last = items.at(-1);
-  return { items, next_cursor: rows.length > page.limit && last ? Buffer.from(JSON.stringify([keyOf(last), last.id])).toString('base64url') : null };
+  const rows = (await newestFirstQuery(query, table, column, page.limit + 1, page.cursor ? decodeCursor(page.cursor) : undefined)) as Row[];
+  return pageOf(rows, page.limit, keyOf);
 }
 
 function decodeCursor(cursor: string): { at: number; id: string } {
@@ -98,11 +105,17 @@ export function forgeRepositories(scope: TenantScope) {
        * a subquery per row, tenant-bound like the page (an index range on forge_messages), so a
        * listing costs one round trip, not two.
        */
-      list: (page: PageRequest) => {
-        const messages = scope.from('forge_messages').where('forge_messages.conversation_id', scope.db.ref('forge_conversations.id')).count({ n: '*' });
-        // Columns by name, not `forge_conversations.*`: a statement PostgreSQL keeps prepared must not change its result columns (db/pg_client.ts).
-        const query = scope.from('forge_conversations').select(...CONVERSATION_COLUMNS.map((c) => `forge_conversations.${c}`), messages.as('message_count'));
-        return newestFirst<DbConversationRow & { message_count: number | string }>(query, 'forge_conversations', 'updated_at', page, (r) => r.updated_at);
+      list: async (page: PageRequest): Promise<Page<DbConversationRow & { message_count: number | string }>> => {
+        const after = page.cursor ? decodeCursor(page.cursor) : undefined;
+        // The hottest listing: a template, compiled once (TenantScope.select); one shape per cursor or none.
+        const values: TemplateValues = after ? { limit: page.limit + 1, at: after.at, id: after.id } : { limit: page.limit + 1 };
+        const rows = await scope.select<DbConversationRow & { message_count: number | string }>(after ? 'forge.conversations.after' : 'forge.conversations.first', values, (template, v) => {
+          const messages = template.from('forge_messages').where('forge_messages.conversation_id', template.db.ref('forge_conversations.id')).count({ n: '*' });
+          // Columns by name, not `forge_conversations.*`: a statement PostgreSQL keeps prepared must not change its result columns (db/pg_client.ts).
+          const query = template.from('forge_conversations').select(...CONVERSATION_COLUMNS.map((c) => `forge_conversations.${c}`), messages.as('message_count'));
+          return newestFirstQuery(query, 'forge_conversations', 'updated_at', v.limit as number, after && { at: v.at as number, id: v.id as string });
+        });
+        return pageOf(rows, page.limit, (r) => r.updated_at);
       },
       require: (id: string) => scope.require<DbConversationRow>('forge_conversations', id, 'conversation'),
       async create(input: { title: string; createdBy: string }): Promise<DbConversationRow> {
