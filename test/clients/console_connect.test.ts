@@ -74,37 +74,34 @@ for (const kind of databasesUnderTest()) {
   test(`the copy buttons work in a real browser under the page's CSP [${kind}]`, async (t) => {
     t.timeout(180_000);
     const server = await startMcpServer(kind);
+    t.teardown(() => server.close()); // also when the browser cannot start: a server left open keeps the worker alive
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
     });
-    try {
-      const context = await browser.newContext();
-      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-      const page = await context.newPage();
-      const violations: string[] = [];
-      page.on('console', (message) => {
-        if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
-      });
-      await page.goto(`${server.url}/api/mcp/login`);
-      await page.getByLabel('Email').fill('member@acme.example');
-      await page.getByLabel('Password').fill(DEMO_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/api\/mcp\/connections$/);
-      await page.getByRole('link', { name: 'Connect a client' }).click();
-      await page.waitForURL(/\/api\/mcp\/connect$/);
+    t.teardown(() => browser.close());
+    const context = await browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    await page.goto(`${server.url}/api/mcp/login`);
+    await page.getByLabel('Email').fill('member@acme.example');
+    await page.getByLabel('Password').fill(DEMO_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/api\/mcp\/connections$/);
+    await page.getByRole('link', { name: 'Connect a client' }).click();
+    await page.waitForURL(/\/api\/mcp\/connect$/);
 
-      const copy = page.locator('button[data-copy="config-aegis"]');
-      await copy.waitFor({ state: 'visible' });
-      await copy.click();
-      // Expressions evaluated in the page (as strings: this file is compiled without the DOM library).
-      await page.waitForFunction(`document.querySelector('button[data-copy="config-aegis"]')?.textContent === 'Copied'`);
-      const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
-      t.deepEqual(JSON.parse(copied), buildClientConfig(buildCatalog(PRODUCTS), { authUrl: server.config.authUrl, mcpUrl: server.config.mcpUrl }, { products: ['aegis'] }));
-      t.deepEqual(violations, []);
-    } finally {
-      await browser.close();
-      await server.close();
-    }
+    const copy = page.locator('button[data-copy="config-aegis"]');
+    await copy.waitFor({ state: 'visible' });
+    await copy.click();
+    // Expressions evaluated in the page (as strings: this file is compiled without the DOM library).
+    await page.waitForFunction(`document.querySelector('button[data-copy="config-aegis"]')?.textContent === 'Copied'`);
+    const copied = (await page.evaluate('navigator.clipboard.readText()')) as string;
+    t.deepEqual(JSON.parse(copied), buildClientConfig(buildCatalog(PRODUCTS), { authUrl: server.config.authUrl, mcpUrl: server.config.mcpUrl }, { products: ['aegis'] }));
+    t.deepEqual(violations, []);
   });
 }

@@ -17,60 +17,57 @@ for (const kind of databasesUnderTest()) {
   test(`revoking in the console cuts off a live MCP client [${kind}]`, async (t) => {
     t.timeout(180_000); // a cold Chromium's first start (font cache) can take a minute
     const server = await startMcpServer(kind);
+    t.teardown(() => server.close()); // also when the browser cannot start: a server left open keeps the worker alive
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
     });
-    try {
-      // An MCP client connects through the real OAuth flow and works.
-      const resource = `${server.mcpUrl}/forge`;
-      const tokens = await authorizeWithPassword(server.url, {
-        email: 'member@acme.example', password: DEMO_PASSWORD, tenant: 'acme', resource, scopes: ['forge.chat.read', 'forge.chat.write'], clientName: 'Browser Test Assistant',
-      });
-      const client = new Client({ name: 'browser-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${tokens.accessToken}` } } }));
-      const created = await client.callTool({ name: 'forge.create_conversation', arguments: { title: 'Before revocation' } });
-      t.falsy(created.isError);
+    t.teardown(() => browser.close());
+    // An MCP client connects through the real OAuth flow and works.
+    const resource = `${server.mcpUrl}/forge`;
+    const tokens = await authorizeWithPassword(server.url, {
+      email: 'member@acme.example', password: DEMO_PASSWORD, tenant: 'acme', resource, scopes: ['forge.chat.read', 'forge.chat.write'], clientName: 'Browser Test Assistant',
+    });
+    const client = new Client({ name: 'browser-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(resource), { requestInit: { headers: { authorization: `Bearer ${tokens.accessToken}` } } }));
+    const created = await client.callTool({ name: 'forge.create_conversation', arguments: { title: 'Before revocation' } });
+    t.falsy(created.isError);
 
-      // A second session of the same connection holds a GET stream open, as clients do for server messages.
-      const sessionId = await openSession(server, tokens.accessToken, 'forge');
-      const stream = await fetch(resource, { headers: { authorization: `Bearer ${tokens.accessToken}`, accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } });
-      t.is(stream.status, 200);
-      const reader = stream.body!.getReader();
-      const streamEnded = (async () => {
-        for (;;) {
-          const { done } = await reader.read().catch(() => ({ done: true }));
-          if (done) return true;
-        }
-      })();
+    // A second session of the same connection holds a GET stream open, as clients do for server messages.
+    const sessionId = await openSession(server, tokens.accessToken, 'forge');
+    const stream = await fetch(resource, { headers: { authorization: `Bearer ${tokens.accessToken}`, accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' } });
+    t.is(stream.status, 200);
+    const reader = stream.body!.getReader();
+    const streamEnded = (async () => {
+      for (;;) {
+        const { done } = await reader.read().catch(() => ({ done: true }));
+        if (done) return true;
+      }
+    })();
 
-      // The admin signs in to the console in a real browser and revokes that connection.
-      const page = await browser.newPage();
-      await page.goto(`${server.url}/api/mcp/login`);
-      await page.getByLabel('Email').fill('admin@acme.example');
-      await page.getByLabel('Password').fill(DEMO_PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/api\/mcp\/connections$/);
-      const row = page.locator('tr', { hasText: 'Browser Test Assistant' });
-      await t.notThrowsAsync(row.waitFor(), 'the connection made by the client is listed');
-      t.regex(await row.innerText(), /member@acme\.example/);
-      await row.getByRole('link', { name: 'Details' }).click();
-      await page.getByRole('link', { name: 'Revoke…' }).click();
-      await page.getByRole('button', { name: 'Revoke connection' }).click();
-      await page.waitForURL(/notice=revoked/);
-      t.regex(await page.getByRole('status').innerText(), /was revoked/);
+    // The admin signs in to the console in a real browser and revokes that connection.
+    const page = await browser.newPage();
+    await page.goto(`${server.url}/api/mcp/login`);
+    await page.getByLabel('Email').fill('admin@acme.example');
+    await page.getByLabel('Password').fill(DEMO_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/\/api\/mcp\/connections$/);
+    const row = page.locator('tr', { hasText: 'Browser Test Assistant' });
+    await t.notThrowsAsync(row.waitFor(), 'the connection made by the client is listed');
+    t.regex(await row.innerText(), /member@acme\.example/);
+    await row.getByRole('link', { name: 'Details' }).click();
+    await page.getByRole('link', { name: 'Revoke…' }).click();
+    await page.getByRole('button', { name: 'Revoke connection' }).click();
+    await page.waitForURL(/notice=revoked/);
+    t.regex(await page.getByRole('status').innerText(), /was revoked/);
 
-      // The client's very next call fails with 401 connection_revoked, and its stream has ended.
-      const after = await rawCall(server, tokens.accessToken, 'forge', 'tools/call', { name: 'forge.list_conversations', arguments: {} });
-      t.is(after.status, 401);
-      t.regex(JSON.stringify(after.body), /connection_revoked/);
-      await t.throwsAsync(client.callTool({ name: 'forge.list_conversations', arguments: {} }));
-      const ended = await Promise.race([streamEnded, new Promise<false>((resolve) => setTimeout(() => resolve(false), 5_000))]);
-      t.true(ended, 'the open GET stream was closed by the server');
-      await client.close().catch(() => undefined);
-    } finally {
-      await browser.close();
-      await server.close();
-    }
+    // The client's very next call fails with 401 connection_revoked, and its stream has ended.
+    const after = await rawCall(server, tokens.accessToken, 'forge', 'tools/call', { name: 'forge.list_conversations', arguments: {} });
+    t.is(after.status, 401);
+    t.regex(JSON.stringify(after.body), /connection_revoked/);
+    await t.throwsAsync(client.callTool({ name: 'forge.list_conversations', arguments: {} }));
+    const ended = await Promise.race([streamEnded, new Promise<false>((resolve) => setTimeout(() => resolve(false), 5_000))]);
+    t.true(ended, 'the open GET stream was closed by the server');
+    await client.close().catch(() => undefined);
   });
 }
