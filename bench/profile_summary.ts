@@ -66,7 +66,7 @@ const byFunction = new Map<string, number>();
 for (const node of profile.nodes) {
   const { functionName, url, lineNumber } = node.callFrame;
   const where = area(url, functionName);
-  if (!/\.ts$/.test(where) && !where.startsWith('dist/')) continue;
+  if (!/\.ts$/.test(where) && !where.startsWith('dist/') && !where.includes('/dist/')) continue;
   const key = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`;
   // A function on the stack twice (recursion) would count twice; the project's hot path has none.
   byFunction.set(key, (byFunction.get(key) ?? 0) + total_of(node.id));
