@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { chainRows, verifyChain } from '../../db/audit.js';
 import { revokeConnection } from '../../db/grant_store.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
-import { auditOf, grant, openSession, rawCall } from '../helpers/mcp.js';
+import { auditOf, grant, openSession, rawCall, rawPost } from '../helpers/mcp.js';
 import { gate, startFaultServer, type FaultServer } from './support.js';
 
 const WRITE = ['faultlab.markers.write'];
@@ -153,3 +153,54 @@ test('SQLite: a write lock held by another connection beyond busy_timeout fails 
     await server.close();
   }
 });
+
+for (const kind of databasesUnderTest()) {
+  test(`a call past TOOL_TIMEOUT_MS fails as timeout, its handler's signal aborted, and writes nothing [${kind}]`, async (t) => {
+    const server = await startFaultServer(kind, { env: { TOOL_TIMEOUT_MS: '300' } });
+    try {
+      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: WRITE });
+      const sessionId = await openSession(server, token, 'faultlab');
+      const door = gate('too-slow');
+      const call = writeMarker(server, token, sessionId, 'too-slow');
+      await door.entered;
+      t.false(door.signal!.aborted, 'not before the time-out');
+      const response = await call;
+      t.is(codeOf(response), 'timeout', response.text.slice(0, 300));
+      t.is(response.body.error.message, 'internal error', 'a 5xx condition: no detail (docs/errors.md)');
+      t.true(door.signal!.aborted, "the handler's signal tells it to stop");
+      door.release(); // the handler goes on, into a transaction that has ended
+      t.deepEqual(await server.markers('too-slow'), []);
+      const records = await auditOf(server, 'acme', { connection_id: connection.id, name: 'faultlab.write_marker' });
+      t.deepEqual(records.map((r) => r.outcome), ['timeout']);
+      t.is(codeOf(await writeMarker(server, token, sessionId, 'in-time', 2)), 'ok', 'the server keeps serving');
+      await chainIntact(server, t);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`notifications/cancelled stops the call it names: its handler's signal aborts and nothing is written [${kind}]`, async (t) => {
+    const server = await startFaultServer(kind);
+    try {
+      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: WRITE });
+      const sessionId = await openSession(server, token, 'faultlab');
+      const door = gate('cancelled');
+      const call = writeMarker(server, token, sessionId, 'cancelled', 7);
+      await door.entered;
+      const sent = Date.now();
+      const note = await rawPost(server, 'faultlab', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'the person changed their mind' } }) });
+      t.is(note.status, 202);
+      const response = await call;
+      t.true(Date.now() - sent < server.config.toolTimeoutMs / 2, 'ended by the cancellation, long before the time-out');
+      t.true(door.signal!.aborted, "the handler's signal tells it to stop");
+      t.is(codeOf(response), 'timeout', response.text.slice(0, 300));
+      door.release();
+      t.deepEqual(await server.markers('cancelled'), []);
+      const records = await auditOf(server, 'acme', { connection_id: connection.id, name: 'faultlab.write_marker' });
+      t.deepEqual(records.map((r) => r.outcome), ['timeout']);
+      await chainIntact(server, t);
+    } finally {
+      await server.close();
+    }
+  });
+}

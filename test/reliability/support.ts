@@ -14,19 +14,27 @@ import { startMcpServer, type McpTestServer } from '../helpers/mcp.js';
 interface Gate {
   entered: Promise<void>;
   release(): void;
-  enter(): void;
+  enter(signal: AbortSignal): void;
   opened: Promise<void>;
+  /** The handler's signal, once it reached the gate. */
+  signal?: AbortSignal;
 }
 
 const gates = new Map<string, Gate>();
 
 /** A gate for the marker `name`: the call stops there until release(). */
-export function gate(name: string): Pick<Gate, 'entered' | 'release'> {
-  let enter!: () => void;
+export function gate(name: string): Pick<Gate, 'entered' | 'release' | 'signal'> {
+  let entered!: () => void;
   let release!: () => void;
-  const entered = new Promise<void>((resolve) => (enter = resolve));
-  const opened = new Promise<void>((resolve) => (release = resolve));
-  const created: Gate = { entered, opened, enter, release };
+  const created: Gate = {
+    entered: new Promise<void>((resolve) => (entered = resolve)),
+    opened: new Promise<void>((resolve) => (release = resolve)),
+    enter(signal) {
+      created.signal = signal;
+      entered();
+    },
+    release: () => release(),
+  };
   gates.set(name, created);
   return created;
 }
@@ -45,10 +53,10 @@ export const faultlab = defineProduct<TenantScope>({
       scope: 'faultlab.markers.write',
       destructive: false,
       input: { name: z.string().min(1).max(100) },
-      async handler({ name }, { repos }) {
+      async handler({ name }, { repos, signal }) {
         const waiting = gates.get(name);
         if (waiting) {
-          waiting.enter();
+          waiting.enter(signal);
           await waiting.opened;
         }
         await repos.insert('faultlab_markers', { name, created_at: Date.now() });
