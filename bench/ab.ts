@@ -3,7 +3,7 @@
  * each driven by its own load generator on the other core, so that whatever else the machine is
  * doing slows both alike. The throughput ratio of two processes sharing one core is the inverse
  * ratio of their CPU per call. On this shared 2-core machine two runs of the same code one after
- * the other differ by 15-30 %; side by side they agree within a few per cent (docs/performance.md,
+ * the other differ by 15-30 %; side by side, rounds spread by 2-10 % (docs/performance.md,
  * "How to measure"), which is what a change worth 5 % needs.
  *
  * Usage: npx tsx bench/ab.ts [--base REF] [--head REF] [--rounds 3] [--seconds 10] [--postgres]
