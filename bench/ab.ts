@@ -4,7 +4,7 @@
  * doing slows both alike. The throughput ratio of two processes sharing one core is the inverse
  * ratio of their CPU per call. On this shared 2-core machine two runs of the same code one after
  * the other differ by 15-30 %; side by side, rounds spread by 2-10 % (docs/performance.md,
- * "How to measure"), which is what a change worth 5 % needs.
+ * "How to measure"): with the median of a few rounds, enough to see a change worth 5-10 %.
  *
  * Usage: npx tsx bench/ab.ts [--base REF] [--head REF] [--rounds 3] [--seconds 10] [--postgres]
  *   REF is any git revision; --base defaults to HEAD, --head to the working tree. Each is
