@@ -35,8 +35,11 @@ function build(ref: string | undefined, name: string): string {
     return path.join(dir, 'dist', 'main.js');
   }
   fs.mkdirSync(dir, { recursive: true });
-  // The revision's files as they were, with this checkout's installed packages.
-  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${ref}" | tar -x -C "${dir}"`], { stdio: 'inherit' });
+  // The revision's files as they were, with this checkout's installed packages (no shell: REF is passed as an argument).
+  const archive = path.join(WORK, `${name}.tar`);
+  execFileSync('git', ['-C', ROOT, 'archive', '--output', archive, ref], { stdio: 'inherit' });
+  execFileSync('tar', ['-x', '-f', archive, '-C', dir], { stdio: 'inherit' });
+  fs.rmSync(archive);
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
   execFileSync(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.build.json'), '--incremental', 'false'], { stdio: 'inherit', cwd: dir });
   return path.join(dir, 'dist', 'main.js');

@@ -21,7 +21,7 @@ export function requestIdOf(header: string | string[] | undefined): string {
 /**
  * Reads the body as text, refusing more than `limit` bytes (413) without buffering the excess.
  * Listens for the stream's events rather than iterating it: an async iterator per request was a
- * visible share of the MCP hot path (docs/performance.md item 8).
+ * visible share of the MCP hot path (docs/performance.md item 9).
  */
 export function readBody(ctx: Context, limit: number): Promise<string> {
   const declared = Number(ctx.get('content-length') || 0);
