@@ -101,6 +101,10 @@ export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new 
    * unusual (a transaction, a builder bound to a connection, several statements) takes knex's own
    * path. Results are what knex would return (its own processResponse), and the `query` event
    * still fires (bench/statements.ts counts with it).
+   *
+   * Reads wait for the end of the event loop's turn (readTurn) and then run back to back: a
+   * statement right after another finds SQLite's pages and code still in the CPU caches, where
+   * one between two requests' JavaScript finds them evicted (docs/performance.md, item 10).
    */
   class ReadRunner extends KnexRunner {
     override async run(): Promise<unknown> {
@@ -108,6 +112,7 @@ export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new 
       if (this.client.transacting || this.builder._connection || Array.isArray(query)) return super.run();
       const client = this.client;
       const connection = await client.sharedConnection();
+      await readTurn();
       client.emit('query', query);
       const bindings = client._formatBindings(query.bindings);
       const obj: QueryObject = { ...query, bindings };
@@ -182,6 +187,21 @@ export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new 
     obj.context = { lastID: result.lastInsertRowid, changes: result.changes };
     return obj;
   }
+}
+
+let turn: Promise<void> | undefined;
+
+/**
+ * Resolves at the end of this turn of the event loop (setImmediate: after the I/O callbacks that
+ * issued reads), the same promise for every read issued in the turn. Its continuations run in
+ * order before any of them goes on, so the turn's reads execute one after another.
+ */
+export function readTurn(): Promise<void> {
+  return (turn ??= new Promise<void>((resolve) =>
+    setImmediate(() => {
+      turn = undefined;
+      resolve();
+    })));
 }
 
 const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();

@@ -1,0 +1,50 @@
+/**
+ * The SQLite reader (db/sqlite_client.ts ReadRunner): reads issued during one turn of the event
+ * loop wait for its end and then run back to back, each with its own statement and values.
+ */
+import test from 'ava';
+import { randomUUID } from 'node:crypto';
+import { createTestDatabase } from '../helpers/db.js';
+import { createTenant } from '../../db/accounts.js';
+import { readerOf } from '../../db/connect.js';
+import { migrateLatest } from '../../db/migrate.js';
+
+test('reads of one turn run together at its end, each with its own values [sqlite]', async (t) => {
+  const database = await createTestDatabase('sqlite');
+  const db = database.connect();
+  t.teardown(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+  await migrateLatest(db);
+  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  const globex = await createTenant(db, { slug: 'globex', name: 'Globex' });
+  await db('forge_conversations').insert([
+    { id: randomUUID(), tenant_id: acme.id, title: 'a1', created_at: 1, updated_at: 1 },
+    { id: randomUUID(), tenant_id: globex.id, title: 'g1', created_at: 2, updated_at: 2 },
+  ]);
+  const reads = readerOf(db);
+  t.not(reads, db, 'a SQLite file has a reader beside the writer');
+  await reads('tenants').first(); // the reader's connection is open
+
+  const order: string[] = [];
+  reads.on('query', (query: { bindings?: unknown[] }) => order.push(`query ${query.bindings?.[0] === acme.id ? 'acme' : 'globex'}`));
+  const titles = (tenantId: string) => reads('forge_conversations').where({ tenant_id: tenantId }).pluck('title');
+
+  // The first read's caller goes on at once; the second read is issued many microtasks later,
+  // still in the same turn. Run on their own, the first would have finished long before.
+  const first = titles(acme.id).then((rows) => {
+    order.push('first answered');
+    return rows;
+  });
+  for (let i = 0; i < 200; i += 1) await Promise.resolve();
+  order.push('second issued');
+  const second = titles(globex.id);
+
+  t.deepEqual(await Promise.all([first, second]), [['a1'], ['g1']]);
+  t.deepEqual(order, ['second issued', 'query acme', 'query globex', 'first answered']);
+
+  // A read issued in a later turn runs in that turn's group.
+  await new Promise((resolve) => setImmediate(resolve));
+  t.deepEqual(await titles(acme.id), ['a1']);
+});
