@@ -183,3 +183,29 @@ mcpTest('200 concurrent read calls on one session: one durable record each, chai
   const after = await server.db('connections').where({ id: connection.id }).first();
   t.is(Number(after.call_count), 200);
 });
+
+testOnEachDatabase('records appended up to two turns of the event loop apart share one batch; one appended after it was written starts the next', async (t, { db }) => {
+  const tenant = await createTenant(db, { slug: 'one', name: 'one' });
+  const writer = new AuditWriter(db);
+  const append = (i: number) => writer.append({ tenantId: tenant.id, kind: 'tool', name: 'forge.list_conversations', args: { i }, outcome: 'ok' });
+  await append(0); // the chain exists, and on PostgreSQL the writer knows its head
+  // Every batch moves the chain's head once (the head update, or on PostgreSQL the one statement that also inserts).
+  let batches = 0;
+  db.on('query', (query: { sql: string }) => {
+    if (query.sql.includes('update audit_heads')) batches += 1;
+  });
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const first = append(1);
+  await turn();
+  const second = append(2);
+  await turn();
+  const third = append(3);
+  await Promise.all([first, second, third]);
+  t.is(batches, 1, 'three records, two turns apart, in one batch');
+  await append(4);
+  t.is(batches, 2);
+  const chain: DbAuditRow[] = [];
+  for await (const row of chainRows(db, tenant.id)) chain.push(row);
+  t.deepEqual(chain.map((row) => JSON.parse(row.args_redacted!).i), [0, 1, 2, 3, 4]);
+  t.deepEqual(await verifyChain(chain), { ok: true, checked: 5 });
+});
