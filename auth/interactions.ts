@@ -139,7 +139,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
       await next();
     } catch (thrown) {
       const error = toAppError(thrown);
-      if (!error.expose) log.error('interaction failed', { request_id: ctx.state.requestId, err: thrown });
+      if (error.status >= 500) log.error('interaction failed', { request_id: ctx.state.requestId, err: thrown });
       render(ctx, error.status, errorPage({ title: titleFor(error.code), message: error.expose ? error.message : 'Something went wrong on our side.', code: error.code, requestId: ctx.state.requestId }));
     }
   });

@@ -47,5 +47,5 @@ export function jsonRpcErrorBody(thrown: unknown, requestId: string, id: string 
 
 /** Errors a tool reports in its result (isError) rather than as a JSON-RPC error: the model can act on them. */
 export function isToolResultError(error: AppError): boolean {
-  return error.expose && !['unknown_tool', 'invalid_arguments', 'insufficient_scope', 'forbidden_cross_tenant', 'invalid_token', 'connection_revoked', 'rate_limited', 'timeout'].includes(error.code);
+  return error.expose && !['unknown_tool', 'invalid_arguments', 'insufficient_scope', 'forbidden_cross_tenant', 'invalid_token', 'connection_revoked', 'rate_limited', 'timeout', 'unavailable'].includes(error.code);
 }

@@ -154,7 +154,7 @@ export class McpHost {
       await this.forward(ctx, session, principal, message);
     } catch (thrown) {
       const error = toAppError(thrown);
-      if (!error.expose) this.deps.log.error('mcp request failed', { request_id: requestId, err: thrown });
+      if (error.status >= 500) this.deps.log.error('mcp request failed', { request_id: requestId, err: thrown });
       if (error.status === 401) ctx.set('WWW-Authenticate', this.challenge(productId, token ? error.code : undefined));
       if (error.headers) ctx.set(error.headers);
       sendJson(ctx, error.status, jsonRpcErrorBody(error, requestId, idOf(message)));

@@ -472,7 +472,7 @@ export class Pipeline {
   private async failed(thrown: unknown, principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, started: number, requestId: string): Promise<AppError> {
     // A lost or locked database is `unavailable` (503, retryable; docs/errors.md), not an internal error.
     const error = isUnavailable(thrown) ? unavailable(thrown) : toAppError(thrown);
-    if (!error.expose) this.deps.log.error('mcp call failed', { request_id: requestId, product: productId, kind, name, err: thrown });
+    if (error.status >= 500) this.deps.log.error('mcp call failed', { request_id: requestId, product: productId, kind, name, err: thrown });
     const duration = performance.now() - started;
     try {
       await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, duration, requestId), true);

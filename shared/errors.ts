@@ -30,6 +30,13 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * 5xx codes whose messages Portico writes itself, for conditions a caller can act on (wait, try
+ * again, call with less): shown like a 4xx message. Their causes stay in the log, and anything
+ * unexpected is still `internal` with no detail.
+ */
+const SHOWN_5XX: ReadonlySet<ErrorCode> = new Set(['timeout', 'unavailable']);
+
 export interface AppErrorOptions {
   details?: Record<string, unknown>;
   cause?: unknown;
@@ -40,7 +47,10 @@ export interface AppErrorOptions {
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  /** Whether `message` may be shown to the caller (oidc-provider's rule: status < 500). */
+  /**
+   * Whether `message` may be shown to the caller: below 500 (oidc-provider's rule), and the 5xx
+   * codes of SHOWN_5XX. Whether the failure is logged as an error is `status >= 500`, not this.
+   */
   readonly expose: boolean;
   readonly details?: Record<string, unknown>;
   readonly headers?: Record<string, string>;
@@ -50,7 +60,7 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.code = code;
     this.status = options.status ?? ERROR_CODES[code];
-    this.expose = this.status < 500;
+    this.expose = this.status < 500 || SHOWN_5XX.has(code);
     this.details = options.details;
     this.headers = options.headers;
   }

@@ -74,7 +74,7 @@ export function restErrors(log: Logger) {
     } catch (thrown) {
       const error = toAppError(thrown);
       const requestId = (ctx.state as PorticoState).requestId;
-      if (!error.expose) log.error('request failed', { request_id: requestId, err: thrown });
+      if (error.status >= 500) log.error('request failed', { request_id: requestId, err: thrown });
       ctx.status = error.status;
       if (error.headers) ctx.set(error.headers);
       if (error.code === 'rate_limited' && !ctx.response.get('Retry-After')) ctx.set('Retry-After', String(error.details?.retry_after ?? 1));

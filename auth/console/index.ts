@@ -112,7 +112,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       } catch (error) {
         const e = toAppError(error);
         if (e.code === 'unauthenticated') return ctx.redirect(`${base}/login`);
-        if (!e.expose) context.log.error('console page failed', { request_id: ctx.state.requestId, err: error });
+        if (e.status >= 500) context.log.error('console page failed', { request_id: ctx.state.requestId, err: error });
         ctx.status = e.status;
         ctx.type = 'html';
         ctx.body = page({ title: 'Error', basePath: base }, pages.errorPage(e.expose ? e.message : `Something went wrong (request ${ctx.state.requestId}).`, base));

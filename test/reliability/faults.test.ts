@@ -106,6 +106,7 @@ if (databasesUnderTest().includes('postgres')) {
       const response = await call;
       t.true(['unavailable', 'internal'].includes(codeOf(response)), `fails closed with a stable code: ${response.text.slice(0, 300)}`);
       t.is(codeOf(response), 'unavailable', 'a lost database is reported as unavailable (retryable), not as an internal error');
+      t.is(response.body.error.message, 'the database is unavailable; nothing was changed, try again');
       t.deepEqual(await server.markers('mid-call'), [], 'the effect died with its transaction');
       const records = await auditOf(server, 'acme', { connection_id: connection.id, name: 'faultlab.write_marker' });
       // DESIGN.md §6: the failure is audited after the rollback when the database allows it; here the
@@ -140,6 +141,7 @@ test('SQLite: a write lock held by another connection beyond busy_timeout fails 
     const blocked = await writeMarker(server, token, sessionId, 'locked-out');
     t.true(['unavailable', 'internal'].includes(codeOf(blocked)), blocked.text.slice(0, 300));
     t.is(codeOf(blocked), 'unavailable', 'a busy database is reported as unavailable (retryable)');
+    t.is(blocked.body.error.message, 'the database is unavailable; nothing was changed, try again', 'the message says so; the driver\'s text stays in the log');
     t.is((await fetch(`${server.url}/healthz`)).status, 200, 'still serving');
     await other.raw('COMMIT');
     t.deepEqual(await server.markers('locked-out'), [], 'no effect');
@@ -166,7 +168,8 @@ for (const kind of databasesUnderTest()) {
       t.false(door.signal!.aborted, 'not before the time-out');
       const response = await call;
       t.is(codeOf(response), 'timeout', response.text.slice(0, 300));
-      t.is(response.body.error.message, 'internal error', 'a 5xx condition: no detail (docs/errors.md)');
+      // Our own 5xx text, which says what happened and that nothing changed (docs/errors.md); no internals.
+      t.is(response.body.error.message, 'the call took longer than 300 ms and was stopped; nothing was changed');
       t.true(door.signal!.aborted, "the handler's signal tells it to stop");
       door.release(); // the handler goes on, into a transaction that has ended
       t.deepEqual(await server.markers('too-slow'), []);
