@@ -165,9 +165,13 @@ interface Pending {
 const COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_id', 'connection_id', 'product', 'kind', 'name', 'args_digest', 'args_redacted', 'outcome', 'duration_ms', 'request_id', 'prev_hash', 'hash'] as const;
 const COLUMN_LIST = COLUMNS.join(', ');
 
+/** How many turns of the event loop a batch of audit records stays open (AuditWriter.gathered). */
+const GATHER_TURNS = 3;
+
 /**
  * Group commit of audit records (docs/performance.md). Records queued while one transaction
- * commits are appended together in the next one: one head lock and one head update per chain,
+ * commits, or in the few turns of the event loop a new batch stays open (gathered), are appended
+ * together in the next one: one head lock and one head update per chain,
  * the records inserted together (SqlRunner.insert), one use-count update per connection. `append`
  * resolves only after the transaction holding its record has committed, so a caller that waits
  * for it answers after its record is durable; a failed batch is retried record by record, so one
@@ -183,9 +187,6 @@ const COLUMN_LIST = COLUMNS.join(', ');
  * chain's records take the transaction path, which reads the head under its lock, uncounted. One
  * round trip per chain instead of six while this writer is the chain's only one.
  */
-/** How many turns of the event loop a batch of audit records stays open (AuditWriter.gathered). */
-const GATHER_TURNS = 3;
-
 export class AuditWriter {
   private queue: Pending[] = [];
   private running: Promise<void> | undefined;
