@@ -196,7 +196,7 @@ let turn: Promise<void> | undefined;
  * issued reads), the same promise for every read issued in the turn. Its continuations run in
  * order before any of them goes on, so the turn's reads execute one after another.
  */
-export function readTurn(): Promise<void> {
+function readTurn(): Promise<void> {
   return (turn ??= new Promise<void>((resolve) =>
     setImmediate(() => {
       turn = undefined;
