@@ -19,6 +19,19 @@ function writeMarker(server: FaultServer, token: string, sessionId: string, name
   return rawCall(server, token, 'faultlab', 'tools/call', { name: 'faultlab.write_marker', arguments: { name } }, { sessionId, id });
 }
 
+/**
+ * A faultlab write held at its gate: a grant and session on `server`, and the call to write
+ * `marker`, started and waiting inside its handler until `door.release()`.
+ */
+async function heldWrite(server: FaultServer, marker: string, id = 1) {
+  const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: WRITE });
+  const sessionId = await openSession(server, token, 'faultlab');
+  const door = gate(marker);
+  const call = writeMarker(server, token, sessionId, marker, id);
+  await door.entered;
+  return { token, connection, sessionId, door, call };
+}
+
 /** The code a call ended with: its tool result's, its JSON-RPC error's, or "no answer" if the stream closed empty. */
 function codeOf(response: Awaited<ReturnType<typeof writeMarker>>): string {
   const body = response.body;
@@ -35,11 +48,7 @@ for (const kind of databasesUnderTest()) {
   test(`revoked while its call runs: the result is not delivered and nothing is written [${kind}]`, async (t) => {
     const server = await startFaultServer(kind);
     try {
-      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: WRITE });
-      const sessionId = await openSession(server, token, 'faultlab');
-      const door = gate('during-revocation');
-      const call = writeMarker(server, token, sessionId, 'during-revocation');
-      await door.entered;
+      const { token, connection, sessionId, door, call } = await heldWrite(server, 'during-revocation');
       // Revoked from elsewhere (the console of another instance, the admin CLI): on SQLite the call's
       // transaction holds this instance's only pooled connection until the call ends.
       const elsewhere = server.database.connect();
@@ -95,12 +104,7 @@ if (databasesUnderTest().includes('postgres')) {
     const terminate = async () =>
       Number((await admin.raw('select count(pg_terminate_backend(pid)) as n from pg_stat_activity where application_name = ? and pid <> pg_backend_pid()', [app])).rows[0].n);
     try {
-      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: WRITE });
-      const sessionId = await openSession(server, token, 'faultlab');
-
-      const door = gate('mid-call');
-      const call = writeMarker(server, token, sessionId, 'mid-call');
-      await door.entered;
+      const { token, connection, sessionId, door, call } = await heldWrite(server, 'mid-call');
       t.true((await terminate()) >= 1, 'the call’s own connection was among those killed');
       door.release();
       const response = await call;
@@ -160,11 +164,7 @@ for (const kind of databasesUnderTest()) {
   test(`a call past TOOL_TIMEOUT_MS fails as timeout, its handler's signal aborted, and writes nothing [${kind}]`, async (t) => {
     const server = await startFaultServer(kind, { env: { TOOL_TIMEOUT_MS: '300' } });
     try {
-      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: WRITE });
-      const sessionId = await openSession(server, token, 'faultlab');
-      const door = gate('too-slow');
-      const call = writeMarker(server, token, sessionId, 'too-slow');
-      await door.entered;
+      const { token, connection, sessionId, door, call } = await heldWrite(server, 'too-slow');
       t.false(door.signal!.aborted, 'not before the time-out');
       const response = await call;
       t.is(codeOf(response), 'timeout', response.text.slice(0, 300));
@@ -185,11 +185,7 @@ for (const kind of databasesUnderTest()) {
   test(`notifications/cancelled stops the call it names: its handler's signal aborts and nothing is written [${kind}]`, async (t) => {
     const server = await startFaultServer(kind);
     try {
-      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: WRITE });
-      const sessionId = await openSession(server, token, 'faultlab');
-      const door = gate('cancelled');
-      const call = writeMarker(server, token, sessionId, 'cancelled', 7);
-      await door.entered;
+      const { token, connection, sessionId, door, call } = await heldWrite(server, 'cancelled', 7);
       const sent = Date.now();
       const note = await rawPost(server, 'faultlab', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'the person changed their mind' } }) });
       t.is(note.status, 202);
