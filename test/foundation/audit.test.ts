@@ -97,3 +97,17 @@ test('an export line is exactly JSON.stringify of the record in export column or
     t.is(toJsonLine(row), expected);
   });
 });
+
+test('an export line equals JSON.stringify for any UTF-16 text, lone surrogates and control characters included', (t) => {
+  const anyCodeUnit = fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit));
+  const text = fc.oneof(fc.string({ unit: anyCodeUnit, maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), fc.constant(null));
+  const row = fc.record({
+    id: fc.uuid(), chain: text, seq: fc.nat(), time: fc.nat(), tenant_id: text, user_id: text, client_id: text, connection_id: text, product: text,
+    kind: text, name: text, args_digest: text, args_redacted: text, outcome: text, duration_ms: fc.option(fc.integer(), { nil: null }), request_id: text,
+    prev_hash: text, hash: text,
+  });
+  t.notThrows(() => fc.assert(fc.property(row, (r) => {
+    const expected = JSON.stringify(Object.fromEntries(EXPORT_COLUMNS.map((c) => [c, r[c] ?? null]))) + '\n';
+    return toJsonLine(r as unknown as DbAuditRow) === expected;
+  }), { numRuns: 3_000 }));
+});
