@@ -7,7 +7,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { DatabaseConfig } from '../shared/config.js';
-import { pgClient } from './pg_client.js';
+import { pgClient, ReadPipe } from './pg_client.js';
 import { sqliteClient, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
 
 export type { SqlRunner } from './sqlite_client.js';
@@ -24,13 +24,17 @@ export function dialectOf(db: DbOrTrx): 'sqlite' | 'postgres' {
 
 export function connectDatabase(config: DatabaseConfig): Db {
   if (config.kind === 'postgres') {
-    return knexFactory({
+    const db = knexFactory({
       client: config.preparedStatements === false ? 'pg' : pgClient(),
       connection: config.url,
       searchPath: config.schema ? [config.schema] : undefined,
       pool: { min: 0, max: 10 },
       acquireConnectionTimeout: 10_000,
     });
+    const pipe = new ReadPipe(db, config.preparedStatements !== false);
+    pipes.set(db, pipe);
+    closeWith(db, () => pipe.close());
+    return db;
   }
   if (config.filename !== ':memory:') fs.mkdirSync(path.dirname(config.filename), { recursive: true });
   // One writing connection: SQLite has one writer at a time anyway, and it keeps transactions simple.
@@ -42,20 +46,30 @@ export function connectDatabase(config: DatabaseConfig): Db {
   // only what knex runs itself (streams).
   const reader = sqlite(config.filename, 0, 1, READER_PRAGMAS, true);
   readers.set(writer, reader);
-  // Closing the database closes both pools (knex's destroy() is its client's).
-  const client = writer.client as { destroy(callback?: unknown): Promise<void> };
+  closeWith(writer, () => reader.destroy());
+  return writer;
+}
+
+/** Closing the database closes `other` first (knex's destroy() is its client's). */
+function closeWith(db: Db, other: () => Promise<void>): void {
+  const client = db.client as { destroy(callback?: unknown): Promise<void> };
   const destroy = client.destroy.bind(client);
   client.destroy = async (callback?: unknown) => {
-    await reader.destroy();
+    await other();
     return destroy(callback);
   };
-  return writer;
 }
 
 const WRITER_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'synchronous = NORMAL'];
 /** query_only: a read-only tool that tried to write would fail here, not change data unaudited. */
 const READER_PRAGMAS = ['query_only = ON'];
 const readers = new WeakMap<Db, Db>();
+const pipes = new WeakMap<Db, ReadPipe>();
+
+/** PostgreSQL: the pipelined connection for quick reads outside transactions (pg_client.ts ReadPipe). */
+export function readPipeOf(db: DbOrTrx): ReadPipe | undefined {
+  return db.isTransaction ? undefined : pipes.get(db as Db);
+}
 
 /**
  * Where reads outside a transaction go: on SQLite, a read-only connection beside the one writer;

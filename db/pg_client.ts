@@ -19,7 +19,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import type { Socket } from 'node:net';
 import type { Knex } from 'knex';
+import pg from 'pg';
 
 const require = createRequire(import.meta.url);
 // knex's dialect classes are CommonJS modules without type declarations.
@@ -27,6 +29,12 @@ const KnexPg = require('knex/lib/dialects/postgres/index.js') as new (config: Kn
 
 interface PgClient {
   _query(connection: unknown, obj: PgQuery): Promise<unknown>;
+}
+
+interface KnexPgClient {
+  config: { connection: string | pg.ClientConfig; searchPath?: string | string[] };
+  positionBindings(sql: string): string;
+  emit(event: 'query', query: { sql: string; bindings: readonly unknown[] }): void;
 }
 
 interface PgQuery {
@@ -71,26 +79,73 @@ export function pgClient(): typeof Knex.Client {
   } as unknown as typeof Knex.Client;
 }
 
-interface PooledClient {
-  acquireConnection(): Promise<unknown>;
-  releaseConnection(connection: unknown): Promise<unknown>;
-  query(connection: unknown, query: { sql: string; bindings: readonly unknown[]; method: 'raw' }): Promise<{ response: { rows: unknown[] } }>;
-}
-
 /**
- * The rows of one compiled statement (`?` placeholders), run on a pooled connection without
- * knex's query builder and runner: for TenantScope.select's templates, whose SQL is already
- * compiled. knex's own `query` still numbers the placeholders, names the statement (`_query`
- * above), emits the `query` event and wraps an error with its SQL, as for any statement; the
- * pool's acquire time-out applies as before. Outside transactions only. Side by side, 1.048 /
- * 1.07× a tools/call on PostgreSQL at c=10 / c=50 (docs/performance.md item 10).
+ * Reads outside transactions through one pipelined connection (pg's `pipeline` mode): a read is
+ * written at once, without waiting for the answers to the reads before it, and the reads of one
+ * event-loop turn leave in one write (the socket is corked until the turn ends, like SQLite's
+ * readTurn). So a read costs no pool acquire and release, and the turn's reads cost one system
+ * call and wake one PostgreSQL backend, instead of one each. Each read is its own
+ * Parse/Bind/Execute/Sync: a failing read fails alone. The backend runs them one after another,
+ * so it serves only reads that are quick by design (TenantScope.select's indexed templates).
  */
-export async function pooledRows<Row>(db: Knex, sql: string, bindings: readonly unknown[]): Promise<Row[]> {
-  const client = db.client as unknown as PooledClient;
-  const connection = await client.acquireConnection();
-  try {
-    return (await client.query(connection, { sql, bindings, method: 'raw' })).response.rows as Row[];
-  } finally {
-    await client.releaseConnection(connection);
+export class ReadPipe {
+  private client: pg.Client | undefined;
+  private connecting: Promise<pg.Client> | undefined;
+  private held = false;
+  private closed = false;
+
+  /** `named`: run repeated texts as prepared statements, as the pool does (off with DATABASE_PREPARED_STATEMENTS=off). */
+  constructor(private readonly db: Knex, private readonly named = true) {}
+
+  async rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> {
+    const client = this.client ?? (await (this.connecting ??= this.connect()));
+    this.holdWrites(client);
+    const knexClient = this.db.client as unknown as KnexPgClient;
+    knexClient.emit('query', { sql, bindings });
+    const text = knexClient.positionBindings(sql);
+    const result = await client.query({ text, values: bindings as unknown[], name: this.named ? statementName(text) : undefined });
+    return result.rows as Row[];
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client ?? (await this.connecting?.catch(() => undefined));
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<pg.Client> {
+    const { connection, searchPath } = (this.db.client as unknown as KnexPgClient).config;
+    const client = new pg.Client({ ...(typeof connection === 'string' ? { connectionString: connection } : connection), pipeline: true } as pg.ClientConfig);
+    // A broken connection fails the reads in flight (unavailable); the next read opens another.
+    const drop = () => {
+      if (this.client === client) this.client = undefined;
+    };
+    client.on('error', drop);
+    client.on('end', drop);
+    try {
+      if (this.closed) throw new Error('Client was closed and is not queryable');
+      await client.connect();
+      const schemas = searchPath === undefined ? [] : [searchPath].flat();
+      if (schemas.length) await client.query(`set search_path to ${schemas.map((schema) => client.escapeIdentifier(schema)).join(', ')}`);
+      this.client = client;
+      return client;
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    } finally {
+      this.connecting = undefined;
+    }
+  }
+
+  private holdWrites(client: pg.Client): void {
+    if (this.held) return;
+    const socket = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+    socket.cork();
+    this.held = true;
+    setImmediate(() => {
+      this.held = false;
+      socket.uncork();
+    });
   }
 }

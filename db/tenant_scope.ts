@@ -6,8 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { AppError } from '../shared/errors.js';
-import { dialectOf, type DbOrTrx } from './connect.js';
-import { pooledRows } from './pg_client.js';
+import { dialectOf, readPipeOf, type DbOrTrx } from './connect.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -62,8 +61,9 @@ export class TenantScope {
     if (!template) templates.set(cacheKey, (template = this.compile(key, values, build)));
     const bindings = template.bindings.map((binding) =>
       'value' in binding ? values[binding.value] : 'tenant' in binding ? this.tenantId : binding.constant);
-    // PostgreSQL outside a transaction: straight on a pooled connection (the SQL is compiled already).
-    if (dialectOf(this.db) === 'postgres' && !this.db.isTransaction) return pooledRows<Row>(this.db as Knex, template.sql, bindings);
+    // PostgreSQL outside a transaction: on the read pipe (the SQL is compiled already).
+    const pipe = readPipeOf(this.db);
+    if (pipe) return pipe.rows<Row>(template.sql, bindings);
     const result = (await this.db.raw(template.sql, bindings as Knex.RawBinding[])) as Row[] | { rows: Row[] };
     return Array.isArray(result) ? result : result.rows;
   }
