@@ -6,7 +6,8 @@
  * (PostgreSQL) or the database's write lock (SQLite); the caller's transaction makes record and effect atomic.
  */
 import { createHash } from 'node:crypto';
-import { dialectOf, knexSql, writeTransaction, type Db, type DbOrTrx, type SqlRunner } from './connect.js';
+import { auditPipeOf, knexSql, writeTransaction, type Db, type DbOrTrx, type SqlRunner } from './connect.js';
+import type { PgPipe } from './pg_client.js';
 import { uuidv7 } from './ids.js';
 
 export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
@@ -185,65 +186,97 @@ const GATHER_TURNS = 3;
  * and inserts the records. If another writer moved the head first (another instance, or a record
  * written inside a transaction), that statement counts the uses but writes no record, and the
  * chain's records take the transaction path, which reads the head under its lock, uncounted. One
- * round trip per chain instead of six while this writer is the chain's only one.
+ * round trip per chain instead of six while this writer is the chain's only one. These statements
+ * go on the audit pipe (db/pg_client.ts PgPipe), and the next batch is written behind the one
+ * committing, built on the heads that one leaves: PostgreSQL runs it the moment the first has
+ * committed. If the first fails, the one behind finds its head moved and comes back the same way.
  */
 export class AuditWriter {
   private queue: Pending[] = [];
-  private running: Promise<void> | undefined;
-  /** PostgreSQL: the head of each chain as this writer last committed it. */
+  /** A batch is being gathered (gathered()). */
+  private gathering = false;
+  /** Batches sent and not yet settled, and of them those on the transaction path. */
+  private writing = 0;
+  private inTransactions = 0;
+  /** Batches settle in the order they were sent. */
+  private settled: Promise<void> = Promise.resolve();
+  /** PostgreSQL: each chain's head as this writer's last batch on it leaves it. */
   private readonly heads: Map<string, Head> | undefined;
+  /** PostgreSQL: the connection batches on known heads are written on. */
+  private readonly pipe: PgPipe | undefined;
 
   constructor(private readonly db: Db, private readonly maxBatch = 500) {
-    if (dialectOf(db) === 'postgres') this.heads = new Map();
+    this.pipe = auditPipeOf(db);
+    if (this.pipe) this.heads = new Map();
   }
 
   append(input: BatchedAudit): Promise<DbAuditRow> {
     return new Promise((resolve, reject) => {
       this.queue.push({ input, resolve, reject });
-      this.running ??= this.gathered().then(() => this.drain());
+      this.next();
     });
-  }
-
-  /**
-   * Resolves when the next batch is gathered: GATHER_TURNS turns of the event loop after its
-   * first record, or at maxBatch. Calls in flight together reach their audit step a turn or two
-   * apart (their reads wait for the end of a turn, readTurn in db/sqlite_client.ts), and one
-   * commit then serves them all (docs/performance.md, item 10). On an idle server a turn takes
-   * microseconds.
-   */
-  private async gathered(): Promise<void> {
-    for (let turn = 0; turn < GATHER_TURNS && this.queue.length < this.maxBatch; turn += 1) {
-      await new Promise((resolve) => setImmediate(resolve));
-    }
   }
 
   /** Resolves when every record queued so far is committed (or failed). */
   async flush(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.queue.length || this.gathering || this.writing) {
+      await this.settled;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length) {
-        let batch = this.queue.splice(0, this.maxBatch);
-        if (this.heads && batch.every((pending) => this.heads!.has(chainOf(pending.input)))) batch = await this.appendOnKnownHeads(batch);
-        if (!batch.length) continue;
-        let rows: DbAuditRow[];
-        try {
-          rows = await writeTransaction(this.db, (sql) => writeBatchWith(sql, batch.map((p) => p.input)));
-        } catch {
-          // One by one: a record that cannot be written fails its own call only.
-          for (const pending of batch) {
-            await writeTransaction(this.db, (sql) => writeBatchWith(sql, [pending.input])).then((rows) => this.committed(pending, rows[0]), pending.reject);
-          }
-          continue;
-        }
-        batch.forEach((pending, i) => this.committed(pending, rows[i]));
+  /**
+   * Gathers the next batch if there is room to send it: GATHER_TURNS turns of the event loop
+   * after its first record, or until maxBatch. Calls in flight together reach their audit step
+   * a turn or two apart (their reads wait for the end of a turn), and one commit then serves
+   * them all (docs/performance.md, item 10). On an idle server a turn takes microseconds. One
+   * batch is written at a time, and on PostgreSQL one more waits behind it on the pipe, so it
+   * runs the moment the one before has committed (item 11).
+   */
+  private next(): void {
+    if (this.gathering || !this.queue.length || this.writing >= (this.pipe ? 2 : 1)) return;
+    this.gathering = true;
+    void (async () => {
+      for (let turn = 0; turn < GATHER_TURNS && this.queue.length < this.maxBatch; turn += 1) {
+        await new Promise((resolve) => setImmediate(resolve));
       }
-    } finally {
-      this.running = undefined;
-      if (this.queue.length) this.running = this.drain();
+      this.gathering = false;
+      this.send(this.queue.splice(0, this.maxBatch));
+      this.next();
+    })();
+  }
+
+  private send(batch: Pending[]): void {
+    this.writing += 1;
+    // On known heads the statement leaves now, behind the batch before it; otherwise the batch
+    // takes the transaction path once every batch before it has settled.
+    const known = this.pipe && !this.inTransactions && batch.every((pending) => this.heads!.has(chainOf(pending.input)));
+    const rest = known ? this.appendOnKnownHeads(batch) : undefined;
+    if (!known) this.inTransactions += 1;
+    this.settled = this.settled
+      .then(async () => this.writeInTransactions(rest ? await rest : batch))
+      .catch((error: unknown) => batch.forEach((pending) => pending.reject(error)))
+      .finally(() => {
+        this.writing -= 1;
+        if (!known) this.inTransactions -= 1;
+        this.next();
+      });
+  }
+
+  /** The transaction path: the batch in one transaction, or record by record if that fails. Never throws. */
+  private async writeInTransactions(batch: Pending[]): Promise<void> {
+    if (!batch.length) return;
+    let rows: DbAuditRow[];
+    try {
+      rows = await writeTransaction(this.db, (sql) => writeBatchWith(sql, batch.map((p) => p.input)));
+    } catch {
+      // One by one: a record that cannot be written fails its own call only.
+      for (const pending of batch) {
+        await writeTransaction(this.db, (sql) => writeBatchWith(sql, [pending.input])).then((rows) => this.committed(pending, rows[0]), pending.reject);
+      }
+      return;
     }
+    batch.forEach((pending, i) => this.committed(pending, rows[i]));
   }
 
   private committed(pending: Pending, row: DbAuditRow): void {
@@ -253,23 +286,29 @@ export class AuditWriter {
   }
 
   /**
-   * The batch on the heads known here, without a transaction: returns the records still to
-   * write (a chain's if its head had moved or its statement failed). Never throws, so no record
-   * written here is written again by the caller's retries.
+   * PostgreSQL: sends the batch on the heads known here, one statement per chain, and moves
+   * those heads to the batch's last records at once, so the next batch can be built on them
+   * before this one has committed. Resolves to the records still to write (a chain's, if its head
+   * had moved or its statement failed; then the head is forgotten and the batches sent behind
+   * it on that chain come back too). Never rejects, so no record written here is written again.
    */
-  private async appendOnKnownHeads(batch: Pending[]): Promise<Pending[]> {
-    const sql = knexSql(this.db);
+  private appendOnKnownHeads(batch: Pending[]): Promise<Pending[]> {
     const rest: Pending[] = [];
-    await Promise.all([...groupByChain(batch.map((p) => p.input))].map(async ([chain, members]) => {
+    return Promise.all([...groupByChain(batch.map((p) => p.input))].map(async ([chain, members]) => {
       const known = this.heads!.get(chain)!;
-      let head = known;
-      const rows = members.map((i) => (head = buildRecord(batch[i].input, chain, head)));
-      const uses = usesOf(members.map((i) => batch[i].input));
-      // A failed statement changed nothing: the chain goes to the transaction path as it is,
-      // which reports errors record by record.
-      const written = await appendOnKnownHead(sql, chain, known, rows, uses).catch(() => undefined);
+      let rows: DbAuditRow[] = [];
+      let written: number | undefined;
+      try {
+        let head = known;
+        rows = members.map((i) => (head = buildRecord(batch[i].input, chain, head)));
+        this.heads!.set(chain, head);
+        written = await appendOnKnownHead(this.pipe!, chain, known, rows, usesOf(members.map((i) => batch[i].input)));
+      } catch {
+        // Not built, or its statement failed: nothing changed, and the chain goes to the
+        // transaction path as it is, which reports errors record by record.
+      }
       if (written === rows.length) {
-        members.forEach((i, k) => this.committed(batch[i], rows[k]));
+        members.forEach((i, k) => batch[i].resolve(rows[k]));
         return;
       }
       this.heads!.delete(chain);
@@ -278,8 +317,7 @@ export class AuditWriter {
         if (written === 0) batch[i].input = { ...batch[i].input, touch: false };
         rest.push(batch[i]);
       }
-    }));
-    return rest;
+    })).then(() => rest);
   }
 }
 
@@ -310,9 +348,9 @@ function groupByChain(inputs: readonly AuditInput[]): Map<string, number[]> {
  * many records it wrote (0: the head had moved). One statement commits as a whole; the unique
  * (chain, seq) index refuses a fork even then.
  */
-async function appendOnKnownHead(sql: SqlRunner, chain: string, known: Head, rows: DbAuditRow[], uses: Use[]): Promise<number> {
+async function appendOnKnownHead(pipe: PgPipe, chain: string, known: Head, rows: DbAuditRow[], uses: Use[]): Promise<number> {
   const last = rows[rows.length - 1];
-  const [result] = await sql.all<{ n: number | string }>(
+  const [result] = await pipe.rows<{ n: number | string }>(
     APPEND_ON_KNOWN_HEAD,
     [JSON.stringify(uses), last.seq, last.hash, chain, known.seq, known.hash, JSON.stringify(rows)],
   );

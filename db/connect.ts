@@ -7,7 +7,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { DatabaseConfig } from '../shared/config.js';
-import { pgClient, ReadPipe } from './pg_client.js';
+import { pgClient, PgPipe } from './pg_client.js';
 import { sqliteClient, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
 
 export type { SqlRunner } from './sqlite_client.js';
@@ -31,9 +31,13 @@ export function connectDatabase(config: DatabaseConfig): Db {
       pool: { min: 0, max: 10 },
       acquireConnectionTimeout: 10_000,
     });
-    const pipe = new ReadPipe(db, config.preparedStatements !== false);
-    pipes.set(db, pipe);
-    closeWith(db, () => pipe.close());
+    const named = config.preparedStatements !== false;
+    const reads = new PgPipe(db, { named, oneWritePerTurn: true });
+    const audit = new PgPipe(db, { named, oneWritePerTurn: false });
+    pipes.set(db, { reads, audit });
+    closeWith(db, async () => {
+      await Promise.all([reads.close(), audit.close()]);
+    });
     return db;
   }
   if (config.filename !== ':memory:') fs.mkdirSync(path.dirname(config.filename), { recursive: true });
@@ -64,11 +68,16 @@ const WRITER_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'synchronous 
 /** query_only: a read-only tool that tried to write would fail here, not change data unaudited. */
 const READER_PRAGMAS = ['query_only = ON'];
 const readers = new WeakMap<Db, Db>();
-const pipes = new WeakMap<Db, ReadPipe>();
+const pipes = new WeakMap<Db, { reads: PgPipe; audit: PgPipe }>();
 
-/** PostgreSQL: the pipelined connection for quick reads outside transactions (pg_client.ts ReadPipe). */
-export function readPipeOf(db: DbOrTrx): ReadPipe | undefined {
-  return db.isTransaction ? undefined : pipes.get(db as Db);
+/** PostgreSQL: the pipelined connection for quick reads outside transactions (pg_client.ts PgPipe). */
+export function readPipeOf(db: DbOrTrx): PgPipe | undefined {
+  return db.isTransaction ? undefined : pipes.get(db as Db)?.reads;
+}
+
+/** PostgreSQL: the pipelined connection the audit log's batches on known heads are written on. */
+export function auditPipeOf(db: Db): PgPipe | undefined {
+  return pipes.get(db)?.audit;
 }
 
 /**

@@ -80,30 +80,35 @@ export function pgClient(): typeof Knex.Client {
 }
 
 /**
- * Reads outside transactions through one pipelined connection (pg's `pipeline` mode): a read is
- * written at once, without waiting for the answers to the reads before it, and the reads of one
- * event-loop turn leave in one write (the socket is corked until the turn ends, like SQLite's
- * readTurn). So a read costs no pool acquire and release, and the turn's reads cost one system
- * call and wake one PostgreSQL backend, instead of one each. Each read is its own
- * Parse/Bind/Execute/Sync: a failing read fails alone. The backend runs them one after another,
- * so it serves only reads that are quick by design (TenantScope.select's indexed templates).
+ * One connection in pg's `pipeline` mode (pg 8.23): a statement is written at once, without
+ * waiting for the answers to the statements before it, and PostgreSQL runs them one after
+ * another. Each keeps its own Sync, so a failing statement fails alone. Two serve each database
+ * (db/connect.ts):
+ * - **reads** outside transactions (TenantScope.select's templates): with `oneWritePerTurn` the
+ *   socket is corked until the end of the event-loop turn, so the turn's reads leave in one write
+ *   and wake one backend (like SQLite's readTurn), and no read takes a pooled connection. Reads
+ *   queue behind each other, so only quick reads (indexed templates) belong here.
+ * - **audit batches** (db/audit.ts AuditWriter): a batch on known heads is written while the
+ *   one before it is still committing, and runs as soon as that one has.
+ * A broken connection fails what it carries (unavailable) and the next statement opens another.
  */
-export class ReadPipe {
+export class PgPipe {
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
   private held = false;
   private closed = false;
 
-  /** `named`: run repeated texts as prepared statements, as the pool does (off with DATABASE_PREPARED_STATEMENTS=off). */
-  constructor(private readonly db: Knex, private readonly named = true) {}
+  /** `named`: repeated texts run as prepared statements, as on the pool (off with DATABASE_PREPARED_STATEMENTS=off). */
+  constructor(private readonly db: Knex, private readonly options: { named: boolean; oneWritePerTurn: boolean }) {}
 
+  /** The rows of one statement with knex's `?` placeholders. */
   async rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> {
     const client = this.client ?? (await (this.connecting ??= this.connect()));
-    this.holdWrites(client);
+    if (this.options.oneWritePerTurn) this.holdWrites(client);
     const knexClient = this.db.client as unknown as KnexPgClient;
     knexClient.emit('query', { sql, bindings });
     const text = knexClient.positionBindings(sql);
-    const result = await client.query({ text, values: bindings as unknown[], name: this.named ? statementName(text) : undefined });
+    const result = await client.query({ text, values: bindings as unknown[], name: this.options.named ? statementName(text) : undefined });
     return result.rows as Row[];
   }
 

@@ -12,7 +12,8 @@ import { translateDbError } from '../../db/errors.js';
 import { migrateLatest } from '../../db/migrate.js';
 import { TenantScope } from '../../db/tenant_scope.js';
 
-const onPostgres = databasesUnderTest().includes('postgres') ? test : test.skip;
+// Serial: the write count is the whole process's, so no other test of this file may run meanwhile.
+const onPostgres = databasesUnderTest().includes('postgres') ? test.serial : test.skip;
 
 /** This process's write system calls so far (Linux: /proc/self/io). */
 const writeCalls = () => Number(/syscw: (\d+)/.exec(fs.readFileSync('/proc/self/io', 'utf8'))![1]);

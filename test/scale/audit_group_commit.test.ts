@@ -3,11 +3,12 @@
  * records in one transaction must lose none, keep every tenant's chain intact, and count every
  * use of a connection, also when two instances (two pools on one database) write at once.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { AuditWriter, appendAudit, chainRows, verifyChain, type DbAuditRow } from '../../db/audit.js';
 import { createTenant, createUser } from '../../db/accounts.js';
 import { createConnection, revokeConnection } from '../../db/grant_store.js';
-import { testOnEachDatabase } from '../helpers/db.js';
+import { createMigratedDatabase, databasesUnderTest, testOnEachDatabase } from '../helpers/db.js';
+import type { Db } from '../../db/connect.js';
 import { grant, mcpTest, MCP_HEADERS, openSession, auditOf } from '../helpers/mcp.js';
 
 testOnEachDatabase('two writers group-commit 400 records over three chains: none lost, chains verify, uses counted', async (t, database) => {
@@ -209,3 +210,97 @@ testOnEachDatabase('records appended up to two turns of the event loop apart sha
   t.deepEqual(chain.map((row) => JSON.parse(row.args_redacted!).i), [0, 1, 2, 3, 4]);
   t.deepEqual(await verifyChain(chain), { ok: true, checked: 5 });
 });
+
+/**
+ * PostgreSQL: one batch is written while the one before it still commits (AuditWriter.next, the
+ * audit pipe). `held` keeps the first batch's statement waiting on its connection row's lock,
+ * taken by another transaction, so what happens meanwhile can be seen.
+ */
+async function pipelined(t: ExecutionContext, run: (setup: { db: Db; writer: AuditWriter; append: (name: string) => Promise<DbAuditRow>; held: (during: () => Promise<void>) => Promise<void>; appends: () => number; tenantId: string; connectionId: string }) => Promise<void>): Promise<void> {
+  const database = await createMigratedDatabase('postgres');
+  const { db } = database;
+  const other = database.connect();
+  try {
+    const tenant = await createTenant(db, { slug: 'one', name: 'one' });
+    const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
+    const connection = await createConnection(db, {
+      grantId: 'grant-1', tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
+    });
+    const writer = new AuditWriter(db);
+    const append = (name: string) => writer.append({ tenantId: tenant.id, connectionId: connection.id, kind: 'tool', name, outcome: 'ok', touch: true });
+    await append('first'); // the writer knows the head
+    let statements = 0;
+    db.on('query', (query: { sql: string }) => {
+      if (query.sql.includes('moved as (update audit_heads')) statements += 1;
+    });
+    const held = async (during: () => Promise<void>) => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+      const holder = other.transaction(async (trx) => {
+        await trx('connections').where({ id: connection.id }).forUpdate().first();
+        locked();
+        await released;
+      });
+      await lockTaken;
+      try {
+        await during();
+      } finally {
+        release();
+        await holder;
+      }
+    };
+    await run({ db, writer, append, held, appends: () => statements, tenantId: tenant.id, connectionId: connection.id });
+  } finally {
+    await other.destroy();
+    await database.drop();
+  }
+}
+
+const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+if (databasesUnderTest().includes('postgres')) {
+  test('PostgreSQL: the next batch is written while the one before it commits, and runs right after it, in order [postgres]', (t) => pipelined(t, async ({ db, append, held, appends, tenantId, connectionId }) => {
+    const done: string[] = [];
+    const calls: Array<Promise<DbAuditRow>> = [];
+    await held(async () => {
+      calls.push(append('a1').then((row) => (done.push('a1'), row)));
+      await settle(50); // the first batch is written and waits on the lock
+      calls.push(append('b1').then((row) => (done.push('b1'), row)), append('b2').then((row) => (done.push('b2'), row)));
+      await settle(50);
+      t.is(appends(), 2, 'the second batch was written behind the first, before the first committed');
+      t.deepEqual(done, [], 'neither is acknowledged before its commit');
+      calls.push(append('c1').then((row) => (done.push('c1'), row)));
+      await settle(50);
+      t.is(appends(), 2, 'a third waits: at most one batch behind the one committing');
+    });
+    await Promise.all(calls);
+    t.deepEqual(done, ['a1', 'b1', 'b2', 'c1']);
+    t.is(appends(), 3);
+    const chain: DbAuditRow[] = [];
+    for await (const row of chainRows(db, tenantId)) chain.push(row);
+    t.deepEqual(chain.map((r) => r.name), ['first', 'a1', 'b1', 'b2', 'c1']);
+    t.deepEqual(await verifyChain(chain), { ok: true, checked: 5 });
+    t.is(Number((await db('connections').where({ id: connectionId }).first()).call_count), 5);
+  }));
+
+  test('PostgreSQL: when a batch fails, the batch written behind it finds the head moved and is written through the head lock; every good record once, uses counted once [postgres]', (t) => pipelined(t, async ({ db, append, held, appends, tenantId, connectionId }) => {
+    let calls: Array<Promise<DbAuditRow>> = [];
+    await held(async () => {
+      // The first batch holds a record PostgreSQL refuses (a name longer than its column): its statement fails as a whole.
+      calls = [append('a1'), append('x'.repeat(300))];
+      await settle(50);
+      calls.push(append('b1'), append('b2'));
+      await settle(50);
+      t.is(appends(), 2);
+    });
+    const results = await Promise.allSettled(calls);
+    t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    const chain: DbAuditRow[] = [];
+    for await (const row of chainRows(db, tenantId)) chain.push(row);
+    t.deepEqual(chain.map((r) => r.name), ['first', 'a1', 'b1', 'b2'], 'the failed batch\'s good record first, then the batch behind it');
+    t.deepEqual(await verifyChain(chain), { ok: true, checked: 4 });
+    t.is(Number((await db('connections').where({ id: connectionId }).first()).call_count), 4, 'the refused record is not counted; the second batch\'s uses once');
+  }));
+}
