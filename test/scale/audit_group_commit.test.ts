@@ -3,13 +3,23 @@
  * records in one transaction must lose none, keep every tenant's chain intact, and count every
  * use of a connection, also when two instances (two pools on one database) write at once.
  */
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { AuditWriter, appendAudit, chainRows, verifyChain, type DbAuditRow } from '../../db/audit.js';
 import { createTenant, createUser } from '../../db/accounts.js';
 import { createConnection, revokeConnection } from '../../db/grant_store.js';
 import { createMigratedDatabase, databasesUnderTest, testOnEachDatabase } from '../helpers/db.js';
 import type { Db } from '../../db/connect.js';
 import { grant, mcpTest, MCP_HEADERS, openSession, auditOf } from '../helpers/mcp.js';
+
+/** Tenant "one" with one forge connection of one user. */
+async function tenantWithConnection(db: Db) {
+  const tenant = await createTenant(db, { slug: 'one', name: 'one' });
+  const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
+  const connection = await createConnection(db, {
+    grantId: 'grant-1', tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
+  });
+  return { tenant, connection };
+}
 
 testOnEachDatabase('two writers group-commit 400 records over three chains: none lost, chains verify, uses counted', async (t, database) => {
   const { db } = database;
@@ -50,11 +60,7 @@ testOnEachDatabase('a writer appends on the head it knows; a head moved by anoth
   const { db, kind } = database;
   const other = database.connect(); // a second instance's pool
   try {
-    const tenant = await createTenant(db, { slug: 'one', name: 'one' });
-    const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
-    const connection = await createConnection(db, {
-      grantId: 'grant-1', tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
-    });
+    const { tenant, connection } = await tenantWithConnection(db);
     const writer = new AuditWriter(db);
     const statements: string[] = [];
     db.on('query', (query: { sql: string }) => statements.push(query.sql));
@@ -216,16 +222,12 @@ testOnEachDatabase('records appended up to two turns of the event loop apart sha
  * audit pipe). `held` keeps the first batch's statement waiting on its connection row's lock,
  * taken by another transaction, so what happens meanwhile can be seen.
  */
-async function pipelined(t: ExecutionContext, run: (setup: { db: Db; writer: AuditWriter; append: (name: string) => Promise<DbAuditRow>; held: (during: () => Promise<void>) => Promise<void>; appends: () => number; tenantId: string; connectionId: string }) => Promise<void>): Promise<void> {
+async function pipelined(run: (setup: { db: Db; append: (name: string) => Promise<DbAuditRow>; held: (during: () => Promise<void>) => Promise<void>; appends: () => number; tenantId: string; connectionId: string }) => Promise<void>): Promise<void> {
   const database = await createMigratedDatabase('postgres');
   const { db } = database;
   const other = database.connect();
   try {
-    const tenant = await createTenant(db, { slug: 'one', name: 'one' });
-    const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
-    const connection = await createConnection(db, {
-      grantId: 'grant-1', tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
-    });
+    const { tenant, connection } = await tenantWithConnection(db);
     const writer = new AuditWriter(db);
     const append = (name: string) => writer.append({ tenantId: tenant.id, connectionId: connection.id, kind: 'tool', name, outcome: 'ok', touch: true });
     await append('first'); // the writer knows the head
@@ -251,7 +253,7 @@ async function pipelined(t: ExecutionContext, run: (setup: { db: Db; writer: Aud
         await holder;
       }
     };
-    await run({ db, writer, append, held, appends: () => statements, tenantId: tenant.id, connectionId: connection.id });
+    await run({ db, append, held, appends: () => statements, tenantId: tenant.id, connectionId: connection.id });
   } finally {
     await other.destroy();
     await database.drop();
@@ -261,7 +263,7 @@ async function pipelined(t: ExecutionContext, run: (setup: { db: Db; writer: Aud
 const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 if (databasesUnderTest().includes('postgres')) {
-  test('PostgreSQL: the next batch is written while the one before it commits, and runs right after it, in order [postgres]', (t) => pipelined(t, async ({ db, append, held, appends, tenantId, connectionId }) => {
+  test('PostgreSQL: the next batch is written while the one before it commits, and runs right after it, in order [postgres]', (t) => pipelined(async ({ db, append, held, appends, tenantId, connectionId }) => {
     const done: string[] = [];
     const calls: Array<Promise<DbAuditRow>> = [];
     await held(async () => {
@@ -285,7 +287,7 @@ if (databasesUnderTest().includes('postgres')) {
     t.is(Number((await db('connections').where({ id: connectionId }).first()).call_count), 5);
   }));
 
-  test('PostgreSQL: when a batch fails, the batch written behind it finds the head moved and is written through the head lock; every good record once, uses counted once [postgres]', (t) => pipelined(t, async ({ db, append, held, appends, tenantId, connectionId }) => {
+  test('PostgreSQL: when a batch fails, the batch written behind it finds the head moved and is written through the head lock; every good record once, uses counted once [postgres]', (t) => pipelined(async ({ db, append, held, appends, tenantId, connectionId }) => {
     let calls: Array<Promise<DbAuditRow>> = [];
     await held(async () => {
       // The first batch holds a record PostgreSQL refuses (a name longer than its column): its statement fails as a whole.
