@@ -97,6 +97,7 @@ export class PgPipe {
   private connecting: Promise<pg.Client> | undefined;
   private held = false;
   private closed = false;
+  private readonly statements = new Map<string, { text: string; name?: string }>();
 
   /** `named`: repeated texts run as prepared statements, as on the pool (off with DATABASE_PREPARED_STATEMENTS=off). */
   constructor(private readonly db: Knex, private readonly options: { named: boolean; oneWritePerTurn: boolean }) {}
@@ -107,9 +108,20 @@ export class PgPipe {
     if (this.options.oneWritePerTurn) this.holdWrites(client);
     const knexClient = this.db.client as unknown as KnexPgClient;
     knexClient.emit('query', { sql, bindings });
-    const text = knexClient.positionBindings(sql);
-    const result = await client.query({ text, values: bindings as unknown[], name: this.options.named ? statementName(text) : undefined });
+    const { text, name } = this.statement(knexClient, sql);
+    const result = await client.query({ text, values: bindings as unknown[], name });
     return result.rows as Row[];
+  }
+
+  /** `sql` with `$n` placeholders, and its prepared statement's name: worked out once per text (the pipes carry a few constant texts). */
+  private statement(knexClient: KnexPgClient, sql: string): { text: string; name?: string } {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      const text = knexClient.positionBindings(sql);
+      statement = { text, name: this.options.named ? statementName(text) : undefined };
+      if (this.statements.size < MAX_NAMED) this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   async close(): Promise<void> {
