@@ -109,7 +109,9 @@ onPostgres('a terminated connection fails its reads as unavailable, the next rea
     const [first] = await pipe.rows<{ pid: number }>('select pg_backend_pid() as pid', []);
     const slow = pipe.rows('select pg_sleep(5)', []);
     const behind = pipe.rows('select 1 as n', []);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Terminated once PostgreSQL is running the sleep, with the next read written behind it.
+    const sleeping = async () => (await migrated.db.raw("select count(*)::int as n from pg_stat_activity where pid = ? and state = 'active' and query like '%pg_sleep%'", [first.pid])).rows[0].n === 1;
+    for (const deadline = Date.now() + 10_000; !(await sleeping()) && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 10));
     await migrated.db.raw('select pg_terminate_backend(?)', [first.pid]);
     for (const read of [slow, behind]) {
       const error = await t.throwsAsync(read);

@@ -260,7 +260,18 @@ async function pipelined(run: (setup: { db: Db; append: (name: string) => Promis
   }
 }
 
-const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits (up to 10 s) until `condition` holds; false if it never does. */
+async function eventually(condition: () => boolean): Promise<boolean> {
+  for (const deadline = Date.now() + 10_000; !condition(); await new Promise((resolve) => setTimeout(resolve, 5))) {
+    if (Date.now() > deadline) return false;
+  }
+  return true;
+}
+
+/** `n` turns of the event loop: the writer gathers a batch for three. */
+async function turns(n: number): Promise<void> {
+  for (let i = 0; i < n; i += 1) await new Promise((resolve) => setImmediate(resolve));
+}
 
 if (databasesUnderTest().includes('postgres')) {
   test('PostgreSQL: the next batch is written while the one before it commits, and runs right after it, in order [postgres]', (t) => pipelined(async ({ db, append, held, appends, tenantId, connectionId }) => {
@@ -268,13 +279,12 @@ if (databasesUnderTest().includes('postgres')) {
     const calls: Array<Promise<DbAuditRow>> = [];
     await held(async () => {
       calls.push(append('a1').then((row) => (done.push('a1'), row)));
-      await settle(50); // the first batch is written and waits on the lock
+      t.true(await eventually(() => appends() === 1), 'the first batch is written (and waits on the lock)');
       calls.push(append('b1').then((row) => (done.push('b1'), row)), append('b2').then((row) => (done.push('b2'), row)));
-      await settle(50);
-      t.is(appends(), 2, 'the second batch was written behind the first, before the first committed');
+      t.true(await eventually(() => appends() === 2), 'the second batch is written behind the first, before the first committed');
       t.deepEqual(done, [], 'neither is acknowledged before its commit');
       calls.push(append('c1').then((row) => (done.push('c1'), row)));
-      await settle(50);
+      await turns(30);
       t.is(appends(), 2, 'a third waits: at most one batch behind the one committing');
     });
     await Promise.all(calls);
@@ -292,10 +302,9 @@ if (databasesUnderTest().includes('postgres')) {
     await held(async () => {
       // The first batch holds a record PostgreSQL refuses (a name longer than its column): its statement fails as a whole.
       calls = [append('a1'), append('x'.repeat(300))];
-      await settle(50);
+      t.true(await eventually(() => appends() === 1));
       calls.push(append('b1'), append('b2'));
-      await settle(50);
-      t.is(appends(), 2);
+      t.true(await eventually(() => appends() === 2), 'the second batch is written behind the failing one');
     });
     const results = await Promise.allSettled(calls);
     t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
