@@ -166,12 +166,12 @@ interface Pending {
 const COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_id', 'connection_id', 'product', 'kind', 'name', 'args_digest', 'args_redacted', 'outcome', 'duration_ms', 'request_id', 'prev_hash', 'hash'] as const;
 const COLUMN_LIST = COLUMNS.join(', ');
 
-/** How many turns of the event loop a batch of audit records stays open (AuditWriter.gathered). */
+/** How many turns of the event loop a batch of audit records stays open (AuditWriter.next). */
 const GATHER_TURNS = 3;
 
 /**
  * Group commit of audit records (docs/performance.md). Records queued while one transaction
- * commits, or in the few turns of the event loop a new batch stays open (gathered), are appended
+ * commits, or in the few turns of the event loop a new batch stays open (next), are appended
  * together in the next one: one head lock and one head update per chain,
  * the records inserted together (SqlRunner.insert), one use-count update per connection. `append`
  * resolves only after the transaction holding its record has committed, so a caller that waits
@@ -193,7 +193,7 @@ const GATHER_TURNS = 3;
  */
 export class AuditWriter {
   private queue: Pending[] = [];
-  /** A batch is being gathered (gathered()). */
+  /** A batch is being gathered (next). */
   private gathering = false;
   /** Batches sent and not yet settled, and of them those on the transaction path. */
   private writing = 0;
