@@ -56,12 +56,12 @@ async function load(url: string, token: string, concurrency: number): Promise<Lo
 }
 
 const sides = [
-  { name: 'base', ref: option('base') ?? 'HEAD' },
-  { name: 'head', ref: option('head') },
+  { name: 'base', ref: option('base') ?? 'HEAD', nodeArgs: option('base-node-args') },
+  { name: 'head', ref: option('head'), nodeArgs: option('head-node-args') },
 ];
 const entries = sides.map((side) => build(side.ref, side.name));
 const databases = await Promise.all(sides.map(() => createDatabase(kind)));
-const servers = await Promise.all(databases.map((database, i) => startPortico(database, { compiled: entries[i] })));
+const servers = await Promise.all(databases.map((database, i) => startPortico(database, { compiled: entries[i], nodeArgs: sides[i].nodeArgs?.split(' ').filter(Boolean) })));
 try {
   const tokens = await Promise.all(servers.map(async (server) => (await authorizeWithPassword(server.url, {
     email: 'admin@acme.example', password: PASSWORD, tenant: 'acme', resource: `${server.url}/mcp/forge`, scopes: ['forge.chat.read'],

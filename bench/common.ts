@@ -140,11 +140,11 @@ export interface RunningPortico {
  * Portico as `npm start` runs it (main.ts), pinned to core 0, on `database`, with the demo
  * dataset. `publicUrl` lets several instances share one public address (behind a balancer).
  */
-export async function startPortico(database: BenchDatabase, options: { env?: Record<string, string>; publicUrl?: string; core?: number; compiled?: string } = {}): Promise<RunningPortico> {
+export async function startPortico(database: BenchDatabase, options: { env?: Record<string, string>; publicUrl?: string; core?: number; compiled?: string; nodeArgs?: string[] } = {}): Promise<RunningPortico> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   // `compiled`: a built main.js (bench/ab.ts), run by plain node as `npm start` runs dist/main.js.
-  const entry = options.compiled ? [process.execPath, options.compiled] : [...serverNode, path.join(import.meta.dirname, '..', 'main.ts')];
+  const entry = options.compiled ? [process.execPath, ...(options.nodeArgs ?? []), options.compiled] : [...serverNode, path.join(import.meta.dirname, '..', 'main.ts')];
   const child = spawnServer(pinned(options.core ?? 0, entry), {
     PORT: String(port), HOST: '127.0.0.1', PUBLIC_AUTH_URL: options.publicUrl ?? url, DATABASE_URL: database.url, DEMO: 'on', DEMO_PASSWORD: PASSWORD,
     LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', ...options.env,

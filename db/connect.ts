@@ -8,7 +8,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import type { DatabaseConfig } from '../shared/config.js';
 import { pgClient, PgPipe } from './pg_client.js';
-import { sqliteClient, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
+import { sqliteClient, sqliteReadPipe, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
 
 export type { SqlRunner } from './sqlite_client.js';
 
@@ -34,7 +34,8 @@ export function connectDatabase(config: DatabaseConfig): Db {
     const named = config.preparedStatements !== false;
     const reads = new PgPipe(db, { named, oneWritePerTurn: true });
     const audit = new PgPipe(db, { named, oneWritePerTurn: false });
-    pipes.set(db, { reads, audit });
+    readPipes.set(db, reads);
+    auditPipes.set(db, audit);
     closeWith(db, async () => {
       await Promise.all([reads.close(), audit.close()]);
     });
@@ -50,6 +51,7 @@ export function connectDatabase(config: DatabaseConfig): Db {
   // only what knex runs itself (streams).
   const reader = sqlite(config.filename, 0, 1, READER_PRAGMAS, true);
   readers.set(writer, reader);
+  readPipes.set(reader, sqliteReadPipe(reader));
   closeWith(writer, () => reader.destroy());
   return writer;
 }
@@ -68,16 +70,27 @@ const WRITER_PRAGMAS = ['journal_mode = WAL', 'foreign_keys = ON', 'synchronous 
 /** query_only: a read-only tool that tried to write would fail here, not change data unaudited. */
 const READER_PRAGMAS = ['query_only = ON'];
 const readers = new WeakMap<Db, Db>();
-const pipes = new WeakMap<Db, { reads: PgPipe; audit: PgPipe }>();
 
-/** PostgreSQL: the pipelined connection for quick reads outside transactions (pg_client.ts PgPipe). */
-export function readPipeOf(db: DbOrTrx): PgPipe | undefined {
-  return db.isTransaction ? undefined : pipes.get(db as Db)?.reads;
+/** Quick reads of compiled SQL (`?` placeholders) outside transactions, grouped per turn of the event loop. */
+export interface ReadPipe {
+  rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]>;
+}
+const readPipes = new WeakMap<Db, ReadPipe>();
+const auditPipes = new WeakMap<Db, PgPipe>();
+
+/**
+ * Where TenantScope's query templates read outside a transaction: on PostgreSQL the pipelined
+ * read connection (pg_client.ts PgPipe), on SQLite the reader's shared connection
+ * (sqlite_client.ts sqliteReadPipe; `db` is then the reader, readerOf). None for a transaction
+ * or an in-memory SQLite database.
+ */
+export function readPipeOf(db: DbOrTrx): ReadPipe | undefined {
+  return db.isTransaction ? undefined : readPipes.get(db as Db);
 }
 
 /** PostgreSQL: the pipelined connection the audit log's batches on known heads are written on. */
 export function auditPipeOf(db: Db): PgPipe | undefined {
-  return pipes.get(db)?.audit;
+  return auditPipes.get(db);
 }
 
 /**

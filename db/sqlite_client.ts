@@ -189,6 +189,29 @@ export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new 
   }
 }
 
+/**
+ * The read-only client's reads of SQL that is compiled already (TenantScope's query templates):
+ * ReadRunner's path without knex's Raw builder and runner, as PostgreSQL's read pipe is
+ * (db/connect.ts readPipeOf). Same connection, same end-of-turn grouping, same `query` event.
+ */
+export function sqliteReadPipe(db: Knex): { rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> } {
+  const client = db.client as unknown as ReaderClient;
+  return {
+    async rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> {
+      const connection = await client.sharedConnection();
+      await readTurn();
+      client.emit('query', { sql, bindings });
+      const values = client._formatBindings(bindings as unknown[]);
+      try {
+        return await retryBusy(() => prepared(connection, sql).all(values) as Row[]);
+      } catch (error) {
+        if (error instanceof Error) error.message = `${sql} - ${error.message}`;
+        throw error;
+      }
+    },
+  };
+}
+
 let turn: Promise<void> | undefined;
 
 /**

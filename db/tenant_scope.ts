@@ -61,7 +61,7 @@ export class TenantScope {
     if (!template) templates.set(cacheKey, (template = this.compile(key, values, build)));
     const bindings = template.bindings.map((binding) =>
       'value' in binding ? values[binding.value] : 'tenant' in binding ? this.tenantId : binding.constant);
-    // PostgreSQL outside a transaction: on the read pipe (the SQL is compiled already).
+    // Outside a transaction: on the read pipe (the SQL is compiled already).
     const pipe = readPipeOf(this.db);
     if (pipe) return pipe.rows<Row>(template.sql, bindings);
     const result = (await this.db.raw(template.sql, bindings as Knex.RawBinding[])) as Row[] | { rows: Row[] };

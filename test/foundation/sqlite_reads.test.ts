@@ -6,7 +6,7 @@ import test from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase } from '../helpers/db.js';
 import { createTenant } from '../../db/accounts.js';
-import { readerOf } from '../../db/connect.js';
+import { readerOf, readPipeOf } from '../../db/connect.js';
 import { migrateLatest } from '../../db/migrate.js';
 
 test('reads of one turn run together at its end, each with its own values [sqlite]', async (t) => {
@@ -47,4 +47,39 @@ test('reads of one turn run together at its end, each with its own values [sqlit
   // A read issued in a later turn runs in that turn's group.
   await new Promise((resolve) => setImmediate(resolve));
   t.deepEqual(await titles(acme.id), ['a1']);
+});
+
+test('a compiled read on the reader\'s pipe joins the turn\'s group, fires knex\'s query event, and fails alone [sqlite]', async (t) => {
+  const database = await createTestDatabase('sqlite');
+  const db = database.connect();
+  t.teardown(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+  await migrateLatest(db);
+  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  await db('forge_conversations').insert({ id: randomUUID(), tenant_id: acme.id, title: 'a1', created_at: 1, updated_at: 1 });
+  const reads = readerOf(db);
+  const pipe = readPipeOf(reads);
+  t.truthy(pipe, 'the reader has a pipe');
+  t.is(readPipeOf(db), undefined, 'the writer has none: its reads are in transactions or through knex');
+  await db.transaction(async (trx) => t.is(readPipeOf(trx), undefined));
+
+  const order: string[] = [];
+  reads.on('query', (query: { sql: string }) => order.push(`query ${query.sql.startsWith('select title') ? 'pipe' : 'knex'}`));
+  const sql = 'select title from forge_conversations where tenant_id = ?';
+  const piped = pipe!.rows<{ title: string }>(sql, [acme.id]).then((rows) => {
+    order.push('pipe answered');
+    return rows;
+  });
+  for (let i = 0; i < 50; i += 1) await Promise.resolve();
+  order.push('knex issued');
+  const viaKnex = reads('forge_conversations').where({ tenant_id: acme.id }).pluck('title');
+  t.deepEqual(await Promise.all([piped, viaKnex]), [[{ title: 'a1' }], ['a1']]);
+  t.deepEqual(order, ['knex issued', 'query pipe', 'query knex', 'pipe answered']);
+
+  const [bad, good] = await Promise.allSettled([pipe!.rows('select nope from forge_conversations', []), pipe!.rows<{ title: string }>(sql, [acme.id])]);
+  t.is(bad.status, 'rejected');
+  t.regex((bad as PromiseRejectedResult).reason.message, /^select nope from forge_conversations - no such column: nope/);
+  t.deepEqual((good as PromiseFulfilledResult<unknown>).value, [{ title: 'a1' }]);
 });
