@@ -18,6 +18,7 @@ import { interactionRoutes } from './interactions.js';
 import { loadOrCreateJwks } from './keys.js';
 import { errorReturns } from './error_return.js';
 import { createProvider, ROUTES } from './provider.js';
+import { offWhenIdle, providerStorage } from './provider_storage.js';
 import { WindowLimiter } from './rate_limit.js';
 import { ResourceRegistry } from './resources.js';
 import { reasonOf, revokeGrant } from './revocation.js';
@@ -91,7 +92,9 @@ export function authMount(options: AuthMountOptions): Mount {
     app.use(registrationGuard(context, options.registrationsPerMinute ?? 20));
     app.use(interactionRoutes(provider, context, resources));
     app.use(errorReturns(provider));
-    app.use((ctx, next) => dispatch(ctx, next));
+    // The provider's per-request context is switched off between its requests (provider_storage.ts).
+    const whileProviderWorks = offWhenIdle(await providerStorage());
+    app.use((ctx, next) => whileProviderWorks(() => dispatch(ctx, next)));
 
     const timer = setInterval(() => {
       Promise.all([purgeExpired(db), purgeUnusedClients(db)]).catch((err) => log.warn('purging expired OAuth rows failed', { err }));
