@@ -28,6 +28,7 @@ import { AppError, toAppError } from '../shared/errors.js';
 import { readBody, type PorticoState } from '../shared/http.js';
 import { WindowLimiter } from '../shared/rate_limit.js';
 import type { Logger } from '../shared/log.js';
+import { Cancellation } from './cancellation.js';
 import { jsonRpcErrorBody, jsonRpcErrorOf } from './errors.js';
 import { assertMessageShape } from './message_limits.js';
 import type { CallOptions, Pipeline } from './pipeline.js';
@@ -287,11 +288,11 @@ export class McpHost {
    * host's direct answers. A failure becomes the JSON-RPC error; a status it implies (403) is
    * noted in `call.http` for the response head.
    */
-  private async answer(productId: string, method: string, params: Record<string, any>, call: CallAuth, cancel: AbortSignal | AbortController, askPerson?: CallOptions['askPerson']): Promise<unknown> {
+  private async answer(productId: string, method: string, params: Record<string, any>, call: CallAuth, cancel: AbortSignal | Cancellation, askPerson?: CallOptions['askPerson']): Promise<unknown> {
     const { pipeline } = this.deps;
-    // The host's own controller (direct answers) is lent to the pipeline; the SDK's signal is only followed.
-    const options: CallOptions = cancel instanceof AbortController
-      ? { requestId: call.requestId, signal: cancel.signal, controller: cancel, askPerson }
+    // The host's own cancellation (direct answers) is lent to the pipeline; the SDK's signal is only followed.
+    const options: CallOptions = cancel instanceof Cancellation
+      ? { requestId: call.requestId, cancellation: cancel, askPerson }
       : { requestId: call.requestId, signal: cancel, askPerson };
     const kind = method === 'resources/read' ? 'resource' : method === 'prompts/get' ? 'prompt' : 'tool';
     try {
@@ -344,11 +345,11 @@ export class McpHost {
   /** Answers a hot request through the pipeline and writes the reply as the SDK would (one SSE event). */
   private async answerDirectly(ctx: Ctx, session: Session, principal: Principal, request: { id: string | number; method: string; params: Record<string, any> }): Promise<void> {
     const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {} };
-    const controller = new AbortController();
-    session.inflight.set(request.id, controller);
+    const cancellation = new Cancellation();
+    session.inflight.set(request.id, cancellation);
     let reply: Record<string, unknown>;
     try {
-      const result = await this.answer(session.product, request.method, request.params, call, controller);
+      const result = await this.answer(session.product, request.method, request.params, call, cancellation);
       reply = { result, jsonrpc: '2.0', id: request.id };
     } catch (thrown) {
       const error = thrown instanceof WireError ? thrown : new WireError(-32603, 'internal error', { code: 'internal', request_id: call.requestId });

@@ -29,6 +29,7 @@ import { isToolResultError } from './errors.js';
 import { compilePromptArgs, compileTool, parseArguments, type CompiledTool } from './schemas.js';
 import { PrincipalCache } from './principal_cache.js';
 import { findTokenOwner } from './token_owner.js';
+import { Cancellation } from './cancellation.js';
 import { isUnavailable } from '../db/errors.js';
 
 export interface PipelineDeps {
@@ -46,13 +47,13 @@ export interface PipelineDeps {
 export interface CallOptions {
   /** Portico's request id (X-Request-Id), stored in the audit record and every error. */
   requestId: string;
-  /** Aborted when the client cancels or the session closes. */
+  /** Aborted when the client cancels or the session closes (the SDK's signal of the request). */
   signal?: AbortSignal;
   /**
-   * The controller of `signal` when the caller made it for this call alone (the host's direct
-   * answers): the time-out aborts it too, instead of a second controller per call.
+   * The call's own cancellation when the caller made one for it (the host's direct answers,
+   * cancelled when the client cancels or the session closes): the time-out cancels it too.
    */
-  controller?: AbortController;
+  cancellation?: Cancellation;
   /** Present when the client declared elicitation: asks the person; resolves true when they confirmed. */
   askPerson?: (message: string) => Promise<boolean>;
 }
@@ -271,7 +272,7 @@ export class Pipeline {
         // commit, and the reply waits until that record is durable (docs/performance.md).
         const scope = new TenantScope(this.reads, principal.tenant.id);
         await this.checkReferences(product, scope, toolArgs);
-        const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, this.context(scope, product, principal, options, signal)), options);
+        const returned = await this.withTimeout((cancellation) => callHandler(tool.handler, toolArgs, this.context(scope, product, principal, options, cancellation)), options);
         await this.audit.append({ ...this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId), touch: true });
         this.count(productId, 'tool', 'ok', performance.now() - started);
         return successResult(returned);
@@ -291,7 +292,7 @@ export class Pipeline {
             return { value: result, outcome: 'confirmation_required' };
           }
         }
-        const returned = await this.withTimeout((signal) => callHandler(tool.handler, toolArgs, this.context(scope, product, principal, options, signal)), options);
+        const returned = await this.withTimeout((cancellation) => callHandler(tool.handler, toolArgs, this.context(scope, product, principal, options, cancellation)), options);
         await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId));
         return { value: successResult(returned), outcome: 'ok' };
       });
@@ -331,7 +332,7 @@ export class Pipeline {
       const { resource, id } = this.admitResource(productId, principal, uri);
       // Reading changes nothing: no transaction to roll back, the record joins the next group commit.
       const scope = new TenantScope(this.reads, principal.tenant.id);
-      const value = await this.withTimeout((signal) => callReader(resource, id, this.context(scope, product, principal, options, signal)), options);
+      const value = await this.withTimeout((cancellation) => callReader(resource, id, this.context(scope, product, principal, options, cancellation)), options);
       await this.audit.append({ ...this.auditInput(principal, productId, 'resource', name, args, 'ok', performance.now() - started, options.requestId), touch: true });
       this.count(productId, 'resource', 'ok', performance.now() - started);
       const mimeType = resource.mimeType ?? 'application/json';
@@ -359,7 +360,7 @@ export class Pipeline {
       // Building a prompt reads: no transaction to roll back, the record joins the next group commit.
       const scope = new TenantScope(this.reads, principal.tenant.id);
       await this.checkReferences(product, scope, args);
-      const messages = await this.withTimeout((signal) => callPrompt(prompt, args, this.context(scope, product, principal, options, signal)), options);
+      const messages = await this.withTimeout((cancellation) => callPrompt(prompt, args, this.context(scope, product, principal, options, cancellation)), options);
       await this.audit.append({ ...this.auditInput(principal, productId, 'prompt', prompt.name, args, 'ok', performance.now() - started, options.requestId), touch: true });
       this.count(productId, 'prompt', 'ok', performance.now() - started);
       return { description: prompt.description, messages };
@@ -381,7 +382,7 @@ export class Pipeline {
     }
   }
 
-  private context(scope: TenantScope, product: ProductDefinition<any>, principal: Principal, options: CallOptions, signal: AbortSignal): ToolContext<unknown> {
+  private context(scope: TenantScope, product: ProductDefinition<any>, principal: Principal, options: CallOptions, cancellation: Cancellation): ToolContext<unknown> {
     return {
       repos: product.repositories ? product.repositories(scope) : scope,
       tenant: principal.tenant,
@@ -389,37 +390,36 @@ export class Pipeline {
       connection: { id: principal.connectionId, clientId: principal.clientId, scopes: principal.scopes },
       requestId: options.requestId,
       resourceUri: (collection, id) => this.resourceUri(product.id, collection, id),
-      signal,
+      // Made only if the handler reads it (Cancellation).
+      get signal() {
+        return cancellation.signal;
+      },
     };
   }
 
   /**
-   * Runs `work` under the tool time-out; its signal aborts when time is up or the client left.
-   * A controller the caller made for this call alone is used as it is; a signal shared with
-   * other work (the SDK's) gets a controller of its own that follows it.
+   * Runs `work` under the tool time-out; its cancellation (and the signal a handler may read from
+   * it) aborts when time is up or the client left. A cancellation the caller made for this call
+   * is used as it is; the SDK's signal is followed by one of the call's own.
    */
-  private async withTimeout<T>(work: (signal: AbortSignal) => Promise<T>, options: CallOptions): Promise<T> {
+  private async withTimeout<T>(work: (cancellation: Cancellation) => Promise<T>, options: CallOptions): Promise<T> {
     const ms = this.deps.config.toolTimeoutMs;
-    const controller = options.controller ?? new AbortController();
-    const cancelledBy = options.controller ? controller.signal : options.signal;
+    const cancellation = options.cancellation ?? new Cancellation();
     let timer: NodeJS.Timeout | undefined;
     const stop = new Promise<never>((_, reject) => {
-      const cancelled = () => {
-        const error = new AppError('timeout', 'the request was cancelled; nothing was changed');
-        reject(error);
-        controller.abort(error);
-      };
       timer = setTimeout(() => {
         const error = new AppError('timeout', `the call took longer than ${ms} ms and was stopped; nothing was changed`);
         reject(error); // first: the call fails as timed out, whatever the abort below sets off
-        controller.abort(error);
+        cancellation.abort(error);
       }, ms);
-      if (cancelledBy?.aborted) cancelled();
-      else cancelledBy?.addEventListener('abort', cancelled, { once: true });
+      cancellation.onAbort((reason) => reject(reason instanceof AppError ? reason : cancelledError()));
+      const followed = options.signal;
+      if (followed?.aborted) cancellation.abort(cancelledError());
+      else followed?.addEventListener('abort', () => cancellation.abort(cancelledError()), { once: true });
     });
     stop.catch(() => undefined);
     try {
-      return await Promise.race([work(controller.signal), stop]);
+      return await Promise.race([work(cancellation), stop]);
     } finally {
       clearTimeout(timer);
     }
@@ -537,4 +537,8 @@ function successResult(value: unknown): ToolResult {
 function errorResult(code: string, message: string, extra: Record<string, unknown>): ToolResult {
   const structured = { code, message, ...extra };
   return { content: [{ type: 'text', text: message }], structuredContent: structured, isError: true };
+}
+
+function cancelledError(): AppError {
+  return new AppError('timeout', 'the request was cancelled; nothing was changed');
 }

@@ -7,6 +7,7 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Cancellation } from './cancellation.js';
 
 export interface Session {
   id: string;
@@ -19,7 +20,7 @@ export interface Session {
   /** Closes the standalone GET stream when the token it was opened with expires. */
   streamExpiry?: NodeJS.Timeout;
   /** Requests the host answers itself, by JSON-RPC id: aborted by notifications/cancelled or when the session closes. */
-  inflight: Map<string | number, AbortController>;
+  inflight: Map<string | number, Cancellation>;
 }
 
 export class SessionRegistry {
@@ -60,7 +61,7 @@ export class SessionRegistry {
     const session = this.sessions.get(id);
     if (!session) return;
     this.forget(id);
-    for (const controller of session.inflight.values()) controller.abort();
+    for (const cancellation of session.inflight.values()) cancellation.abort();
     await session.server.close().catch(() => undefined);
   }
 

@@ -1,0 +1,43 @@
+/**
+ * A call's cancellation: the client's notifications/cancelled, its session closing, or the tool
+ * time-out. Every call needs one and almost none is ever cancelled, while an AbortController and
+ * a listener on its signal (Node's EventTarget) cost more than the rest of the pipeline's own
+ * work (~7 % of a loaded server's CPU, docs/performance.md item 12). So the AbortSignal a handler
+ * can read is made when it is first read, and the pipeline listens here instead.
+ */
+export class Cancellation {
+  private controller: AbortController | undefined;
+  private listeners: Array<(reason: unknown) => void> | undefined;
+  private reason: unknown;
+  private cancelled = false;
+
+  get aborted(): boolean {
+    return this.cancelled;
+  }
+
+  /** An AbortSignal that aborts with this cancellation (already aborted if it has been). */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.cancelled) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  /** Cancels, once: listeners first (in the order they were added), then the signal. */
+  abort(reason: unknown = new DOMException('This operation was aborted', 'AbortError')): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.reason = reason;
+    const listeners = this.listeners;
+    this.listeners = undefined;
+    listeners?.forEach((listener) => listener(reason));
+    this.controller?.abort(reason);
+  }
+
+  /** Calls `listener` once, when cancelled (at once if it already is). */
+  onAbort(listener: (reason: unknown) => void): void {
+    if (this.cancelled) listener(this.reason);
+    else (this.listeners ??= []).push(listener);
+  }
+}
