@@ -1,5 +1,5 @@
 import test from 'ava';
-import { createLogger } from '../../shared/log.js';
+import { bufferedStdout, createLogger } from '../../shared/log.js';
 
 function collect() {
   const lines: Array<Record<string, any>> = [];
@@ -31,4 +31,25 @@ test('errors are written with name, message, stack and cause, at any depth and i
   t.is(lines[1].detail.reason.message, 'bad value');
   t.is(lines[2].err.message, 'from the parent');
   t.is(lines[2].n, 1);
+});
+
+test('buffered output is written in one piece after maxDelayMs, or at once past maxBytes, and on flush', async (t) => {
+  const writes: string[] = [];
+  const out = bufferedStdout({ maxDelayMs: 30, maxBytes: 100, write: (text) => writes.push(text) });
+  out.sink('one');
+  out.sink('two');
+  t.deepEqual(writes, [], 'nothing is written on the request path');
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  t.deepEqual(writes, [], 'still waiting: a turn of the event loop is not enough');
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  t.deepEqual(writes, ['one\ntwo\n']);
+
+  out.sink('x'.repeat(60));
+  out.sink('y'.repeat(60));
+  t.deepEqual(writes.slice(1), [`${'x'.repeat(60)}\n${'y'.repeat(60)}\n`], 'past maxBytes: written at once');
+  out.sink('three');
+  out.flush();
+  t.deepEqual(writes.slice(2), ['three\n']);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  t.is(writes.length, 3, 'the flushed line is not written again');
 });
