@@ -22,7 +22,8 @@ const stdoutSink: LogSink = (line) => process.stdout.write(line + '\n');
  * of a loaded server's CPU (docs/performance.md item 12). Lines still waiting when the process
  * exits are written then; a process killed outright loses at most the last `maxDelayMs`.
  */
-export function bufferedStdout({ maxDelayMs = 50, maxBytes = 64 * 1024, write = (text: string) => void process.stdout.write(text) } = {}): { sink: LogSink; flush(): void } {
+export function bufferedStdout(options: { maxDelayMs?: number; maxBytes?: number; write?: (text: string) => void } = {}): { sink: LogSink; flush(): void } {
+  const { maxDelayMs = 50, maxBytes = 64 * 1024, write = (text: string) => void process.stdout.write(text) } = options;
   let pending: string[] = [];
   let bytes = 0;
   let timer: NodeJS.Timeout | undefined;
