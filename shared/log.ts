@@ -52,7 +52,7 @@ export function createLogger(level: LogLevel = 'info', sink: LogSink = stdoutSin
   const threshold = LOG_LEVELS.indexOf(level);
   const write = (at: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (LOG_LEVELS.indexOf(at) < threshold) return;
-    const record = { time: new Date().toISOString(), level: at, msg, ...base, ...fields };
+    const record = { time: isoNow(), level: at, msg, ...base, ...fields };
     // The replacer is a call per key: a line of plain values (every request's line) needs none.
     sink(JSON.stringify(record, hasObjects(base) || (fields && hasObjects(fields)) ? errorReplacer : undefined));
   };
@@ -63,6 +63,19 @@ export function createLogger(level: LogLevel = 'info', sink: LogSink = stdoutSin
     error: (msg, fields) => write('error', msg, fields),
     child: (fields) => createLogger(level, sink, { ...base, ...fields }),
   };
+}
+
+let isoMs = -1;
+let iso = '';
+
+/** The time as ISO 8601, formatted once per millisecond: formatting was half the cost of a request's log line. */
+function isoNow(): string {
+  const now = Date.now();
+  if (now !== isoMs) {
+    isoMs = now;
+    iso = new Date(now).toISOString();
+  }
+  return iso;
 }
 
 function hasObjects(fields: Record<string, unknown>): boolean {
