@@ -6,7 +6,7 @@
  * hashTokenId(value), and their stored payload has no `jti`. A token's row carries `grant_id`;
  * a connection row (table `connections`) is created for every grant at consent.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
 import { appendAudit } from './audit.js';
 import type { DbOrTrx } from './connect.js';
@@ -16,7 +16,7 @@ export const BEARER_MODELS = new Set(['AccessToken', 'RefreshToken', 'Authorizat
 export const GRANTABLE_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'ClientCredentials'];
 
 export function hashTokenId(value: string): string {
-  return createHash('sha256').update(value).digest('base64url');
+  return hash('sha256', value, 'base64url');
 }
 
 export type ClientKind = 'registered' | 'dynamic' | 'metadata_document';
