@@ -38,7 +38,28 @@ export const pinned = (core: number, command: string[]) => (hasTaskset ? ['tasks
 export const node = [process.execPath, '--import', 'tsx'];
 /** --profile DIR: the servers under test write V8 CPU profiles there (node --cpu-prof). */
 const PROFILE_DIR = option('profile');
-export const serverNode = PROFILE_DIR ? [...node, '--cpu-prof', '--cpu-prof-dir', path.resolve(PROFILE_DIR)] : node;
+/** Plain node for a server under test (compiled JavaScript, as `npm start` runs), with --profile's flags. */
+export const serverNode = PROFILE_DIR ? [process.execPath, '--cpu-prof', '--cpu-prof-dir', path.resolve(PROFILE_DIR)] : [process.execPath];
+
+const ROOT = path.join(import.meta.dirname, '..');
+let built: { main: string; bare: string } | undefined;
+
+/**
+ * The servers under test, compiled once per run as `npm start` compiles Portico (tsc with
+ * tsconfig.build.json, into .bench-ab/run/) and the bare servers beside it. Run from TypeScript
+ * through tsx, every function would be wrapped for its name (esbuild's keepNames) on the hot
+ * path, which is not how Portico is deployed.
+ */
+export function compiledServers(): { main: string; bare: string } {
+  if (built) return built;
+  const out = path.join(ROOT, '.bench-ab', 'run');
+  fs.rmSync(out, { recursive: true, force: true });
+  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+  execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(out, 'dist'), '--incremental', 'false'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [tsc, path.join(import.meta.dirname, 'bare_sdk_server.ts'), '--outDir', path.join(out, 'bench'), '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2023', '--skipLibCheck', '--strict'], { stdio: 'inherit' });
+  built = { main: path.join(out, 'dist', 'main.js'), bare: path.join(out, 'bench', 'bare_sdk_server.js') };
+  return built;
+}
 
 export const log = (line: string) => process.stderr.write(`${line}\n`);
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -137,14 +158,14 @@ export interface RunningPortico {
 }
 
 /**
- * Portico as `npm start` runs it (main.ts), pinned to core 0, on `database`, with the demo
+ * Portico as `npm start` runs it (compiled, dist/main.js), pinned to core 0, on `database`, with the demo
  * dataset. `publicUrl` lets several instances share one public address (behind a balancer).
  */
 export async function startPortico(database: BenchDatabase, options: { env?: Record<string, string>; publicUrl?: string; core?: number; compiled?: string; nodeArgs?: string[] } = {}): Promise<RunningPortico> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  // `compiled`: a built main.js (bench/ab.ts), run by plain node as `npm start` runs dist/main.js.
-  const entry = options.compiled ? [process.execPath, ...(options.nodeArgs ?? []), options.compiled] : [...serverNode, path.join(import.meta.dirname, '..', 'main.ts')];
+  // `compiled`: a built main.js (bench/ab.ts's builds); by default this checkout's, compiled as `npm start` compiles it.
+  const entry = [...serverNode, ...(options.nodeArgs ?? []), options.compiled ?? compiledServers().main];
   const child = spawnServer(pinned(options.core ?? 0, entry), {
     PORT: String(port), HOST: '127.0.0.1', PUBLIC_AUTH_URL: options.publicUrl ?? url, DATABASE_URL: database.url, DEMO: 'on', DEMO_PASSWORD: PASSWORD,
     LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', ...options.env,

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { authorizeWithPassword } from '../test/helpers/oauth.js';
 import {
-  cpuSeconds, createDatabase, firstLineOf, log, node, openSession, PASSWORD, pinned, PROTOCOL, QUICK, serverNode, spawnServer, startPortico, stopper, type Kind,
+  compiledServers, cpuSeconds, createDatabase, firstLineOf, log, node, openSession, PASSWORD, pinned, PROTOCOL, QUICK, serverNode, spawnServer, startPortico, stopper, type Kind,
 } from './common.js';
 
 export const SECONDS = QUICK ? 3 : 10;
@@ -57,7 +57,7 @@ export const BARE_EXPRESS = "bare SDK on the SDK's Express app (no auth, no audi
 export const ECHO = 'raw JSON-RPC echo on node:http (no SDK)';
 
 async function startBare(flags: string[]): Promise<Target> {
-  const child = spawnServer(pinned(0, [...serverNode, path.join(import.meta.dirname, 'bare_sdk_server.ts'), ...flags]), {});
+  const child = spawnServer(pinned(0, [...serverNode, compiledServers().bare, ...flags]), {});
   const { port } = JSON.parse(await firstLineOf(child)) as { port: number };
   return { url: `http://127.0.0.1:${port}/mcp`, pid: child.pid!, tool: 'echo', args: { text: 'hello' }, stop: stopper(child) };
 }
