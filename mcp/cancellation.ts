@@ -41,3 +41,41 @@ export class Cancellation {
     else (this.listeners ??= []).push(listener);
   }
 }
+
+/**
+ * Time-outs of one length on one timer. Every call waits the same TOOL_TIMEOUT_MS, so calls
+ * expire in the order they started: a Map (insertion order) is the queue, and one timer, armed
+ * for the oldest, serves them all instead of a Node timer set and cleared per call. Monotonic
+ * time (performance.now), so a change of the wall clock neither ends calls early nor late.
+ */
+export class Deadlines {
+  private readonly due = new Map<Cancellation, number>();
+  private timer: NodeJS.Timeout | undefined;
+
+  /** `expire` runs for each cancellation whose time is up before it was ended. */
+  constructor(private readonly ms: number, private readonly expire: (cancellation: Cancellation) => void) {}
+
+  start(cancellation: Cancellation): void {
+    this.due.set(cancellation, performance.now() + this.ms);
+    if (!this.timer) this.arm(this.ms);
+  }
+
+  end(cancellation: Cancellation): void {
+    this.due.delete(cancellation);
+  }
+
+  private arm(delay: number): void {
+    this.timer = setTimeout(() => this.fire(), delay);
+    this.timer.unref(); // the server keeps the process alive, not a call's time-out
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    for (const [cancellation, at] of this.due) {
+      if (at > now) return this.arm(Math.max(1, at - now));
+      this.due.delete(cancellation);
+      this.expire(cancellation);
+    }
+  }
+}

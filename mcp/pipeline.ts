@@ -29,7 +29,7 @@ import { isToolResultError } from './errors.js';
 import { compilePromptArgs, compileTool, parseArguments, type CompiledTool } from './schemas.js';
 import { PrincipalCache } from './principal_cache.js';
 import { findTokenOwner } from './token_owner.js';
-import { Cancellation } from './cancellation.js';
+import { Cancellation, Deadlines } from './cancellation.js';
 import { isUnavailable } from '../db/errors.js';
 
 export interface PipelineDeps {
@@ -80,6 +80,8 @@ export class Pipeline {
   private readonly promptSchemas = new Map<string, ReturnType<typeof compilePromptArgs>>();
   private readonly calls: Counter;
   private readonly durations: Histogram;
+  /** The tool time-out of every call in flight, on one timer. */
+  private readonly deadlines: Deadlines;
   /** Group commit for the records of reads and refusals (docs/performance.md). */
   private readonly audit: AuditWriter;
   /** Reads outside a transaction: on SQLite, a read-only connection beside the writer (db/connect.ts). */
@@ -94,6 +96,9 @@ export class Pipeline {
     }
     this.calls = deps.metrics.counter('portico_mcp_calls_total', 'MCP tool calls, resource reads and prompt gets by product, kind and outcome');
     this.durations = deps.metrics.histogram('portico_mcp_call_duration_seconds', 'Duration of MCP tool calls, resource reads and prompt gets by product, kind and outcome');
+    const ms = deps.config.toolTimeoutMs;
+    this.deadlines = new Deadlines(ms, (cancellation) =>
+      cancellation.abort(new AppError('timeout', `the call took longer than ${ms} ms and was stopped; nothing was changed`)));
   }
 
   /** Waits until every queued audit record is committed (shutdown). */
@@ -399,29 +404,25 @@ export class Pipeline {
 
   /**
    * Runs `work` under the tool time-out; its cancellation (and the signal a handler may read from
-   * it) aborts when time is up or the client left. A cancellation the caller made for this call
-   * is used as it is; the SDK's signal is followed by one of the call's own.
+   * it) aborts when time is up or the client left, and the call fails as soon as it does. A
+   * cancellation the caller made for this call is used as it is; the SDK's signal is followed
+   * by one of the call's own.
    */
   private async withTimeout<T>(work: (cancellation: Cancellation) => Promise<T>, options: CallOptions): Promise<T> {
-    const ms = this.deps.config.toolTimeoutMs;
     const cancellation = options.cancellation ?? new Cancellation();
-    let timer: NodeJS.Timeout | undefined;
-    const stop = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        const error = new AppError('timeout', `the call took longer than ${ms} ms and was stopped; nothing was changed`);
-        reject(error); // first: the call fails as timed out, whatever the abort below sets off
-        cancellation.abort(error);
-      }, ms);
-      cancellation.onAbort((reason) => reject(reason instanceof AppError ? reason : cancelledError()));
-      const followed = options.signal;
-      if (followed?.aborted) cancellation.abort(cancelledError());
-      else followed?.addEventListener('abort', () => cancellation.abort(cancelledError()), { once: true });
-    });
-    stop.catch(() => undefined);
+    const followed = options.signal;
+    if (followed?.aborted) cancellation.abort(cancelledError());
+    else followed?.addEventListener('abort', () => cancellation.abort(cancelledError()), { once: true });
+    this.deadlines.start(cancellation);
     try {
-      return await Promise.race([work(cancellation), stop]);
+      return await new Promise<T>((resolve, reject) => {
+        // Listeners run before the handler's signal aborts: the call fails as timed out (or
+        // cancelled), whatever the abort then sets off in the handler.
+        cancellation.onAbort((reason) => reject(reason instanceof AppError ? reason : cancelledError()));
+        work(cancellation).then(resolve, reject);
+      });
     } finally {
-      clearTimeout(timer);
+      this.deadlines.end(cancellation);
     }
   }
 
