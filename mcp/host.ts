@@ -31,7 +31,7 @@ import type { Logger } from '../shared/log.js';
 import { Cancellation } from './cancellation.js';
 import { jsonRpcErrorBody, jsonRpcErrorOf } from './errors.js';
 import { assertMessageShape } from './message_limits.js';
-import type { CallOptions, Pipeline } from './pipeline.js';
+import { resultJson, type CallOptions, type Pipeline } from './pipeline.js';
 import { SessionRegistry, type Session } from './sessions.js';
 
 type Ctx = Koa.ParameterizedContext<PorticoState>;
@@ -347,17 +347,17 @@ export class McpHost {
     const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {} };
     const cancellation = new Cancellation();
     session.inflight.set(request.id, cancellation);
-    let reply: Record<string, unknown>;
+    let body: string;
     try {
       const result = await this.answer(session.product, request.method, request.params, call, cancellation);
-      reply = { result, jsonrpc: '2.0', id: request.id };
+      // The SDK's key order ({ result, jsonrpc, id }); a tool's result serialised by resultJson.
+      body = `{"result":${resultJson(result) ?? 'null'},"jsonrpc":"2.0","id":${JSON.stringify(request.id)}}`;
     } catch (thrown) {
       const error = thrown instanceof WireError ? thrown : new WireError(-32603, 'internal error', { code: 'internal', request_id: call.requestId });
-      reply = { jsonrpc: '2.0', id: request.id, error: { code: error.code, message: error.message, data: error.data } };
+      body = JSON.stringify({ jsonrpc: '2.0', id: request.id, error: { code: error.code, message: error.message, data: error.data } });
     } finally {
       session.inflight.delete(request.id);
     }
-    const body = JSON.stringify(reply);
     if (call.http.status && call.http.status !== 200) {
       // As writeResponse does for the SDK's replies: a decided status goes out with the JSON-RPC error as a plain JSON body.
       ctx.status = call.http.status;

@@ -530,9 +530,34 @@ function callPrompt(prompt: PromptDefinition<any, any>, args: Record<string, unk
   return prompt.get(args, context);
 }
 
-function successResult(value: unknown): ToolResult {
+/** The JSON of each success result's structured content, as its text block carries it (resultJson). */
+const structuredJson = new WeakMap<object, string>();
+
+export function successResult(value: unknown): ToolResult {
   const structured = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { result: value ?? null };
-  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+  const text = JSON.stringify(structured);
+  const result: ToolResult = { content: [{ type: 'text', text }], structuredContent: structured };
+  structuredJson.set(result, text);
+  return result;
+}
+
+/**
+ * A result as JSON (undefined for undefined, as JSON.stringify gives). A tool's success result
+ * whose text block still carries its structured content's JSON reuses that JSON for
+ * `structuredContent`: the largest part of a reply is serialised once, not twice.
+ */
+export function resultJson(result: unknown): string | undefined {
+  const json = result && typeof result === 'object' ? structuredJson.get(result) : undefined;
+  if (json === undefined || !carries(result as ToolResult, json)) return JSON.stringify(result);
+  return `{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json}}`;
+}
+
+/** successResult's shape, untouched since: content and structuredContent only, one text block holding `json`. */
+function carries(result: ToolResult, json: string): boolean {
+  const keys = Object.keys(result);
+  if (keys.length !== 2 || !('content' in result) || !('structuredContent' in result) || result.content.length !== 1) return false;
+  const block = result.content[0];
+  return block.type === 'text' && block.text === json && Object.keys(block).length === 2;
 }
 
 function errorResult(code: string, message: string, extra: Record<string, unknown>): ToolResult {
