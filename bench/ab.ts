@@ -4,12 +4,15 @@
  * doing slows both alike. The throughput ratio of two processes sharing one core is the inverse
  * ratio of their CPU per call. On this shared 2-core machine two runs of the same code one after
  * the other differ by 15-30 %; side by side, rounds spread by 2-10 % (docs/performance.md,
- * "How to measure"): with the median of a few rounds, enough to see a change worth 5-10 %.
+ * "How to measure"). The side whose load generator starts second gains a few per cent, so rounds
+ * alternate the order and the figure is the geometric mean over them (an even number of rounds).
  *
- * Usage: npx tsx bench/ab.ts [--base REF] [--head REF] [--rounds 3] [--seconds 10] [--postgres]
+ * Usage: npx tsx bench/ab.ts [--base REF] [--head REF] [--rounds 4] [--seconds 10] [--postgres]
+ *   [--base-node-args ARGS] [--head-node-args ARGS]
  *   REF is any git revision; --base defaults to HEAD, --head to the working tree. Each is
  *   compiled with the project's tsconfig.build.json under .bench-ab/ (git-ignored) and run as
- *   `npm start` runs dist/main.js. Rounds alternate which generator starts first.
+ *   `npm start` runs dist/main.js. --base-node-args / --head-node-args: node flags for one side
+ *   (e.g. "--max-semi-space-size=64").
  */
 import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,7 +24,7 @@ import type { LoadResult } from './tools_call.js';
 
 const ROOT = path.join(import.meta.dirname, '..');
 const WORK = path.join(ROOT, '.bench-ab');
-const rounds = Number(option('rounds') ?? 3);
+const rounds = Number(option('rounds') ?? 4);
 const seconds = Number(option('seconds') ?? 10);
 const kind: Kind = flag('postgres') ? 'postgres' : 'sqlite';
 
@@ -81,14 +84,17 @@ try {
       log(`round ${round} c=${concurrency}: base ${base.rps} req/s (p99 ${base.p99} ms), head ${head.rps} req/s (p99 ${head.p99} ms), head/base ${ratio}`);
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  // The order a round starts its generators in favours one side by a few per cent, so the
+  // figure is the geometric mean over rounds, as many in each order when `rounds` is even.
+  const mean = (values: number[]) => Number(Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length).toFixed(3));
   console.log(`\n${kind}: head (${sides[1].ref ?? 'working tree'}) against base (${sides[0].ref}), ${rounds} rounds of ${seconds} s, served side by side on one core\n`);
-  console.log('| c | head/base throughput, each round | median | errors |');
+  if (rounds % 2) console.log('(an odd number of rounds: one order of starting counts once more than the other)\n');
+  console.log('| c | head/base throughput, each round (base started first in odd rounds) | geometric mean | errors |');
   console.log('|---|---|---|---|');
   for (const concurrency of [10, 50]) {
     const mine = rows.filter((r) => r.concurrency === concurrency);
     const errors = mine.reduce((sum, r) => sum + r.base.errors + r.head.errors, 0);
-    console.log(`| ${concurrency} | ${mine.map((r) => r.ratio).join(', ')} | ${median(mine.map((r) => r.ratio))} | ${errors} |`);
+    console.log(`| ${concurrency} | ${mine.map((r) => r.ratio).join(', ')} | ${mean(mine.map((r) => r.ratio))} | ${errors} |`);
   }
 } finally {
   await Promise.all(servers.map((server) => server.stop()));
