@@ -135,7 +135,25 @@ export function msToDate(ms: number | null | undefined): string | null {
 
 /** Times leave the server as ISO 8601 UTC strings; they are stored as epoch milliseconds. */
 export function iso(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString();
+  return ms === null || ms === undefined ? null : isoOf(Number(ms));
+}
+
+const isoMemo = new Map<number, string>();
+const ISO_MEMO_SIZE = 4_096;
+
+/**
+ * `ms` as ISO 8601 UTC. A listing formats the same stored times on every call (forge's, the
+ * benchmark's tool, four per call), and formatting a Date was ~1 % of a loaded server: the last
+ * few thousand are kept.
+ */
+export function isoOf(ms: number): string {
+  let text = isoMemo.get(ms);
+  if (text === undefined) {
+    text = new Date(ms).toISOString();
+    if (isoMemo.size >= ISO_MEMO_SIZE) isoMemo.clear();
+    isoMemo.set(ms, text);
+  }
+  return text;
 }
 
 /** An instant argument: ISO 8601 with a time zone (e.g. 2026-11-01T12:00:00Z). */

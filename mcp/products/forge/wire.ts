@@ -1,11 +1,12 @@
 /** How forge records leave the server: snake_case, `id` on the object, ISO 8601 UTC times. */
 import type { z } from 'zod';
 import { defineTool, type ToolContext, type ToolDefinition } from '../../../shared/catalog.js';
+import { isoOf } from '../common.js';
 import type { DbContentRow, DbConversationRow, DbDocumentRow, DbMessageRow, ForgeRepositories } from './repository.js';
 
 export type ForgeContext = ToolContext<ForgeRepositories>;
 
-const iso = (ms: number) => new Date(Number(ms)).toISOString();
+const iso = (ms: number) => isoOf(Number(ms));
 
 export function conversationOut(row: DbConversationRow, context: ForgeContext, messageCount: number) {
   return {
