@@ -2,14 +2,15 @@
  * The SQLite reader (db/sqlite_client.ts ReadRunner): reads issued during one turn of the event
  * loop wait for its end and then run back to back, each with its own statement and values.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase } from '../helpers/db.js';
 import { createTenant } from '../../db/accounts.js';
 import { readerOf, readPipeOf } from '../../db/connect.js';
 import { migrateLatest } from '../../db/migrate.js';
 
-test('reads of one turn run together at its end, each with its own values [sqlite]', async (t) => {
+/** A migrated SQLite file with the tenant acme, dropped when the test ends. */
+async function migratedWithAcme(t: ExecutionContext) {
   const database = await createTestDatabase('sqlite');
   const db = database.connect();
   t.teardown(async () => {
@@ -17,7 +18,11 @@ test('reads of one turn run together at its end, each with its own values [sqlit
     await database.drop();
   });
   await migrateLatest(db);
-  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  return { db, acme: await createTenant(db, { slug: 'acme', name: 'Acme' }) };
+}
+
+test('reads of one turn run together at its end, each with its own values [sqlite]', async (t) => {
+  const { db, acme } = await migratedWithAcme(t);
   const globex = await createTenant(db, { slug: 'globex', name: 'Globex' });
   await db('forge_conversations').insert([
     { id: randomUUID(), tenant_id: acme.id, title: 'a1', created_at: 1, updated_at: 1 },
@@ -50,14 +55,7 @@ test('reads of one turn run together at its end, each with its own values [sqlit
 });
 
 test('a compiled read on the reader\'s pipe joins the turn\'s group, fires knex\'s query event, and fails alone [sqlite]', async (t) => {
-  const database = await createTestDatabase('sqlite');
-  const db = database.connect();
-  t.teardown(async () => {
-    await db.destroy();
-    await database.drop();
-  });
-  await migrateLatest(db);
-  const acme = await createTenant(db, { slug: 'acme', name: 'Acme' });
+  const { db, acme } = await migratedWithAcme(t);
   await db('forge_conversations').insert({ id: randomUUID(), tenant_id: acme.id, title: 'a1', created_at: 1, updated_at: 1 });
   const reads = readerOf(db);
   const pipe = readPipeOf(reads);
