@@ -32,7 +32,8 @@ export function connectDatabase(config: DatabaseConfig): Db {
       acquireConnectionTimeout: 10_000,
     });
     const named = config.preparedStatements !== false;
-    const reads = new PgPipe(db, { named, oneWritePerTurn: true });
+    // A read there holds every read written behind it: PostgreSQL cancels one that runs too long.
+    const reads = new PgPipe(db, { named, oneWritePerTurn: true, statementTimeoutMs: config.readTimeoutMs ?? 15_000 });
     const audit = new PgPipe(db, { named, oneWritePerTurn: false });
     readPipes.set(db, reads);
     auditPipes.set(db, audit);

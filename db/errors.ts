@@ -19,6 +19,16 @@ export function isForeignKeyViolation(error: unknown): boolean {
     (e?.code === 'SQLITE_CONSTRAINT' && /FOREIGN KEY/.test(e.message ?? ''));
 }
 
+/** PostgreSQL cancelled the statement: its statement_timeout (the read pipe's DATABASE_READ_TIMEOUT_MS) or a cancel request. */
+export function isCancelledStatement(error: unknown): boolean {
+  return (error as DriverError)?.code === '57014';
+}
+
+/** What a call sees of a statement PostgreSQL cancelled: a time-out (504), with nothing changed. */
+export function statementTimedOut(cause: unknown): AppError {
+  return new AppError('timeout', 'the database took too long to answer; nothing was changed', { cause });
+}
+
 export function isUnavailable(error: unknown): boolean {
   const e = error as DriverError;
   // SQLite's extended codes (SQLITE_BUSY_SNAPSHOT, SQLITE_LOCKED_SHAREDCACHE …) are the same condition.
@@ -42,5 +52,6 @@ export function translateDbError(error: unknown, what: { conflict?: string; miss
   if (isUniqueViolation(error)) return new AppError('conflict', what.conflict ?? 'already exists', { cause: error });
   if (isForeignKeyViolation(error)) return new AppError('not_found', what.missing ?? 'a referenced record does not exist', { cause: error });
   if (isUnavailable(error)) return new AppError('unavailable', 'the database is unavailable, try again', { cause: error });
+  if (isCancelledStatement(error)) return statementTimedOut(error);
   return new AppError('internal', 'internal error', { cause: error });
 }

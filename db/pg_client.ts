@@ -99,8 +99,13 @@ export class PgPipe {
   private closed = false;
   private readonly statements = new Map<string, { text: string; name?: string }>();
 
-  /** `named`: repeated texts run as prepared statements, as on the pool (off with DATABASE_PREPARED_STATEMENTS=off). */
-  constructor(private readonly db: Knex, private readonly options: { named: boolean; oneWritePerTurn: boolean }) {}
+  /**
+   * `named`: repeated texts run as prepared statements, as on the pool (off with
+   * DATABASE_PREPARED_STATEMENTS=off). `statementTimeoutMs`: PostgreSQL cancels a statement that
+   * runs longer (its `statement_timeout` on this connection), so one stuck statement cannot hold
+   * the statements written behind it for ever.
+   */
+  constructor(private readonly db: Knex, private readonly options: { named: boolean; oneWritePerTurn: boolean; statementTimeoutMs?: number }) {}
 
   /** The rows of one statement with knex's `?` placeholders. */
   async rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> {
@@ -145,6 +150,7 @@ export class PgPipe {
       await client.connect();
       const schemas = searchPath === undefined ? [] : [searchPath].flat();
       if (schemas.length) await client.query(`set search_path to ${schemas.map((schema) => client.escapeIdentifier(schema)).join(', ')}`);
+      if (this.options.statementTimeoutMs) await client.query(`set statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
       this.client = client;
       return client;
     } catch (error) {

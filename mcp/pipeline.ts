@@ -30,7 +30,7 @@ import { compilePromptArgs, compileTool, parseArguments, type CompiledTool } fro
 import { PrincipalCache } from './principal_cache.js';
 import { findTokenOwner } from './token_owner.js';
 import { Cancellation, Deadlines } from './cancellation.js';
-import { isUnavailable } from '../db/errors.js';
+import { isCancelledStatement, isUnavailable, statementTimedOut } from '../db/errors.js';
 
 export interface PipelineDeps {
   db: Db;
@@ -471,8 +471,11 @@ export class Pipeline {
    * that record cannot be written, the call fails as `internal` (nothing it did persists).
    */
   private async failed(thrown: unknown, principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, started: number, requestId: string): Promise<AppError> {
-    // A lost or locked database is `unavailable` (503, retryable; docs/errors.md), not an internal error.
-    const error = isUnavailable(thrown) ? unavailable(thrown) : toAppError(thrown);
+    // A lost or locked database is `unavailable` (503, retryable; docs/errors.md), not an internal
+    // error; a read PostgreSQL cancelled for running too long (DATABASE_READ_TIMEOUT_MS) is a time-out.
+    const error = isUnavailable(thrown) ? unavailable(thrown)
+      : isCancelledStatement(thrown) ? statementTimedOut(thrown)
+      : toAppError(thrown);
     if (error.status >= 500) this.deps.log.error('mcp call failed', { request_id: requestId, product: productId, kind, name, err: thrown });
     const duration = performance.now() - started;
     try {

@@ -7,7 +7,11 @@ import { LOG_LEVELS, type LogLevel } from './log.js';
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; filename: string }
-  | { kind: 'postgres'; url: string; schema?: string; preparedStatements?: boolean };
+  | {
+      kind: 'postgres'; url: string; schema?: string; preparedStatements?: boolean;
+      /** Longest a quick read on the read pipe may run before PostgreSQL cancels it (db/connect.ts); default 15 s. */
+      readTimeoutMs?: number;
+    };
 
 export interface Config {
   port: number;
@@ -151,7 +155,10 @@ function database(env: Env, dataDir: string): DatabaseConfig {
     } catch {
       throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
     }
-    return { kind: 'postgres', url: raw, preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true) };
+    return {
+      kind: 'postgres', url: raw, preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
+      readTimeoutMs: integer(env, 'DATABASE_READ_TIMEOUT_MS', 15_000, 100, 600_000),
+    };
   }
   throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
 }

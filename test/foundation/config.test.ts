@@ -25,16 +25,25 @@ test('public URLs and the database are configurable', (t) => {
   t.is(config.authUrl, 'https://auth.example.com');
   t.is(config.mcpUrl, 'https://mcp.example.com');
   t.is(config.apiUrl, 'https://auth.example.com/api');
-  t.deepEqual(config.database, { kind: 'postgres', url: 'postgres://portico@db:5432/portico', preparedStatements: true });
+  t.deepEqual(config.database, { kind: 'postgres', url: 'postgres://portico@db:5432/portico', preparedStatements: true, readTimeoutMs: 15_000 });
   t.true(config.trustProxy);
   t.false(config.demo);
 });
 
 test('DATABASE_PREPARED_STATEMENTS=off turns PostgreSQL prepared statements off; a bad value is refused', (t) => {
   const url = 'postgres://portico@db:5432/portico';
-  t.deepEqual(loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'off' }).database, { kind: 'postgres', url, preparedStatements: false });
+  t.deepEqual(loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'off' }).database, { kind: 'postgres', url, preparedStatements: false, readTimeoutMs: 15_000 });
   const error = t.throws(() => loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'sometimes' }), { instanceOf: ConfigError });
   t.regex(error.message, /DATABASE_PREPARED_STATEMENTS/);
+});
+
+test('DATABASE_READ_TIMEOUT_MS sets how long a PostgreSQL read-pipe statement may run; values out of range are refused', (t) => {
+  const url = 'postgres://portico@db:5432/portico';
+  t.like(loadConfig({ DATABASE_URL: url, DATABASE_READ_TIMEOUT_MS: '2500' }).database, { kind: 'postgres', readTimeoutMs: 2_500 });
+  for (const value of ['50', '600001', 'soon', '1.5']) {
+    const error = t.throws(() => loadConfig({ DATABASE_URL: url, DATABASE_READ_TIMEOUT_MS: value }), { instanceOf: ConfigError });
+    t.regex(error.message, /DATABASE_READ_TIMEOUT_MS/);
+  }
 });
 
 const bad: Array<[string, string]> = [

@@ -149,3 +149,23 @@ onPostgres('with prepared statements off the pipe reads unnamed; with them on it
     await base.drop();
   }
 });
+
+onPostgres('a read running past DATABASE_READ_TIMEOUT_MS is cancelled as a time-out, and the read written behind it is answered at once [postgres]', async (t) => {
+  const base = await createTestDatabase('postgres');
+  const db = connectDatabase({ kind: 'postgres', url: base.url, readTimeoutMs: 200 });
+  try {
+    const pipe = readPipeOf(db)!;
+    const started = Date.now();
+    const [slow, behind] = await Promise.allSettled([pipe.rows('select pg_sleep(5)', []), pipe.rows<{ n: number }>('select 1 as n', [])]);
+    t.is(slow.status, 'rejected');
+    const error = (slow as PromiseRejectedResult).reason as { code?: string };
+    t.is(error.code, '57014', 'PostgreSQL cancelled it (statement_timeout)');
+    t.is(translateDbError(error).code, 'timeout');
+    t.deepEqual(behind, { status: 'fulfilled', value: [{ n: 1 }] });
+    t.true(Date.now() - started < 4_000, 'the read behind did not wait for the 5 s sleep');
+    t.deepEqual(await pipe.rows<{ n: number }>('select 2 as n', []), [{ n: 2 }], 'the pipe goes on serving');
+  } finally {
+    await db.destroy();
+    await base.drop();
+  }
+});
