@@ -203,3 +203,26 @@ for (const kind of databasesUnderTest()) {
     }
   });
 }
+
+const onPostgres = databasesUnderTest().includes('postgres') ? test : test.skip;
+
+onPostgres(`a read PostgreSQL cancels past DATABASE_READ_TIMEOUT_MS fails its call as timeout, audited once, and the next read is served [postgres]`, async (t) => {
+  const server = await startFaultServer('postgres', { env: { DATABASE_READ_TIMEOUT_MS: '300' } });
+  try {
+    const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write', 'faultlab.markers.read'] });
+    const sessionId = await openSession(server, token, 'faultlab');
+    t.is(codeOf(await writeMarker(server, token, sessionId, 'there')), 'ok');
+    const read = (seconds: number, id: number) => rawCall(server, token, 'faultlab', 'tools/call', { name: 'faultlab.slow_read', arguments: { seconds } }, { sessionId, id });
+    const started = Date.now();
+    const slow = await read(5, 2);
+    t.is(codeOf(slow), 'timeout', slow.text.slice(0, 300));
+    t.is(slow.body.error.message, 'the database took too long to answer; nothing was changed');
+    t.true(Date.now() - started < 4_000, 'cancelled by PostgreSQL, not waited out');
+    const records = await auditOf(server, 'acme', { connection_id: connection.id, name: 'faultlab.slow_read' });
+    t.deepEqual(records.map((r) => r.outcome), ['timeout']);
+    t.is(codeOf(await read(0, 3)), 'ok', 'the read pipe serves the next read');
+    await chainIntact(server, t);
+  } finally {
+    await server.close();
+  }
+});

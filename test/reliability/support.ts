@@ -44,7 +44,7 @@ export const faultlab = defineProduct<TenantScope>({
   title: 'Fault lab',
   kind: 'test',
   status: 'live',
-  scopes: { 'faultlab.markers.write': 'Write test markers' },
+  scopes: { 'faultlab.markers.write': 'Write test markers', 'faultlab.markers.read': 'Read test markers' },
   tools: [
     defineTool<{ name: z.ZodString }, TenantScope>({
       name: 'faultlab.write_marker',
@@ -61,6 +61,19 @@ export const faultlab = defineProduct<TenantScope>({
         }
         await repos.insert('faultlab_markers', { name, created_at: Date.now() });
         return { name, written: true };
+      },
+    }),
+    defineTool<{ seconds: z.ZodNumber }, TenantScope>({
+      name: 'faultlab.slow_read',
+      title: 'Read slowly',
+      description: 'Test tool (PostgreSQL): a query template over the caller’s markers that sleeps `seconds` in PostgreSQL once there is a marker.',
+      scope: 'faultlab.markers.read',
+      destructive: false,
+      input: { seconds: z.number().min(0).max(10) },
+      async handler({ seconds }, { repos }) {
+        const rows = await repos.select('faultlab.slow_read', { seconds }, (template, v) =>
+          template.from('faultlab_markers').select('faultlab_markers.name', template.db.raw('pg_sleep(?) as slept', [v.seconds])).limit(1));
+        return { rows: rows.length };
       },
     }),
   ],
