@@ -18,8 +18,8 @@ const stdoutSink: LogSink = (line) => process.stdout.write(line + '\n');
  * stdout for the service's one log line per request, written in batches: at most every
  * `maxDelayMs` (50), or at once when `maxBytes` (64 KiB) are waiting. On Linux stdout is
  * synchronous for files and pipes, so a line each would be a write(2) each on the request path,
- * and each write wakes whatever reads the pipe; once per turn of the event loop was still ~6-9 %
- * of a loaded server's CPU (docs/performance.md item 12). Lines still waiting when the process
+ * and each write wakes whatever reads the pipe; once per turn of the event loop still cost a
+ * loaded server a few per cent at c=10 (docs/performance.md item 12). Lines still waiting when the process
  * exits are written then; a process killed outright loses at most the last `maxDelayMs`.
  */
 export function bufferedStdout(options: { maxDelayMs?: number; maxBytes?: number; write?: (text: string) => void } = {}): { sink: LogSink; flush(): void } {
