@@ -111,17 +111,8 @@ export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new 
       const query = this.builder.toSQL();
       if (this.client.transacting || this.builder._connection || Array.isArray(query)) return super.run();
       const client = this.client;
-      const connection = await client.sharedConnection();
-      await readTurn();
-      client.emit('query', query);
-      const bindings = client._formatBindings(query.bindings);
-      const obj: QueryObject = { ...query, bindings };
-      try {
-        await retryBusy(() => execute(connection, obj, bindings));
-      } catch (error) {
-        if (error instanceof Error) error.message = `${query.sql} - ${error.message}`;
-        throw error;
-      }
+      const obj: QueryObject = { ...query };
+      await readAtEndOfTurn(client, query, (connection, bindings) => execute(connection, Object.assign(obj, { bindings }), bindings));
       return client.postProcessResponse(client.processResponse(obj, this), this.builder.queryContext());
     }
   }
@@ -197,19 +188,25 @@ export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new 
 export function sqliteReadPipe(db: Knex): { rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> } {
   const client = db.client as unknown as ReaderClient;
   return {
-    async rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> {
-      const connection = await client.sharedConnection();
-      await readTurn();
-      client.emit('query', { sql, bindings });
-      const values = client._formatBindings(bindings as unknown[]);
-      try {
-        return await retryBusy(() => prepared(connection, sql).all(values) as Row[]);
-      } catch (error) {
-        if (error instanceof Error) error.message = `${sql} - ${error.message}`;
-        throw error;
-      }
-    },
+    rows: <Row>(sql: string, bindings: readonly unknown[]) => readAtEndOfTurn(client, { sql, bindings }, (connection, values) => prepared(connection, sql).all(values) as Row[]),
   };
+}
+
+/**
+ * One read of the reader client: on its shared connection, at the end of this turn (readTurn),
+ * announced as knex's `query` event, retried while SQLite is busy, its SQL in any error.
+ */
+async function readAtEndOfTurn<T>(client: ReaderClient, query: { sql: string; bindings?: readonly unknown[] }, run: (connection: BetterSqlite3.Database, values: unknown[]) => T): Promise<T> {
+  const connection = await client.sharedConnection();
+  await readTurn();
+  client.emit('query', query);
+  const values = client._formatBindings(query.bindings as unknown[] | undefined);
+  try {
+    return await retryBusy(() => run(connection, values));
+  } catch (error) {
+    if (error instanceof Error) error.message = `${query.sql} - ${error.message}`;
+    throw error;
+  }
 }
 
 let turn: Promise<void> | undefined;
