@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
-import type { DatabaseConfig } from '../shared/config.js';
+import { DEFAULT_READ_TIMEOUT_MS, type DatabaseConfig } from '../shared/config.js';
 import { pgClient, PgPipe } from './pg_client.js';
 import { sqliteClient, sqliteReadPipe, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
 
@@ -33,7 +33,7 @@ export function connectDatabase(config: DatabaseConfig): Db {
     });
     const named = config.preparedStatements !== false;
     // A read there holds every read written behind it: PostgreSQL cancels one that runs too long.
-    const reads = new PgPipe(db, { named, oneWritePerTurn: true, statementTimeoutMs: config.readTimeoutMs ?? 15_000 });
+    const reads = new PgPipe(db, { named, oneWritePerTurn: true, statementTimeoutMs: config.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS });
     const audit = new PgPipe(db, { named, oneWritePerTurn: false });
     readPipes.set(db, reads);
     auditPipes.set(db, audit);

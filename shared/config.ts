@@ -5,6 +5,9 @@
 import path from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 
+/** DATABASE_READ_TIMEOUT_MS when unset (db/connect.ts uses it for configs built without loadConfig). */
+export const DEFAULT_READ_TIMEOUT_MS = 15_000;
+
 export type DatabaseConfig =
   | { kind: 'sqlite'; filename: string }
   | {
@@ -157,7 +160,7 @@ function database(env: Env, dataDir: string): DatabaseConfig {
     }
     return {
       kind: 'postgres', url: raw, preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
-      readTimeoutMs: integer(env, 'DATABASE_READ_TIMEOUT_MS', 15_000, 100, 600_000),
+      readTimeoutMs: integer(env, 'DATABASE_READ_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS, 100, 600_000),
     };
   }
   throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
