@@ -7,7 +7,9 @@
  *   { mode: 'token', url, concurrency, bodies: string[] }          each form body POSTed once (code exchanges)
  *   { mode: 'refresh', url, concurrency, seconds, clientId, refreshTokens: string[] }
  *                                                                  one rotating chain per refresh token
- * Output (stdout, JSON): { requests, errors, seconds, rps, p50, p90, p99, max } (latencies in ms)
+ * Output (stdout, JSON): { requests, errors, seconds, rps, p50, p90, p99, max } (latencies in ms),
+ * and with `raw: true` (tools mode) every measured latency too, in ms to the µs (`latencies`), so
+ * that runs of one server in several rounds can be merged into one distribution (tools_call.ts).
  */
 import http from 'node:http';
 
@@ -22,6 +24,7 @@ interface ToolsInput {
   warmupSeconds: number;
   tool: string;
   args: Record<string, unknown>;
+  raw?: boolean;
 }
 interface TokenInput {
   mode: 'token';
@@ -59,12 +62,13 @@ function post(headers: Record<string, string>, body: string): Promise<{ status: 
 const latencies: number[] = [];
 let errors = 0;
 
-function report(seconds: number): void {
+function report(seconds: number, raw = false): void {
   latencies.sort((a, b) => a - b);
   const at = (q: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0).toFixed(2));
   process.stdout.write(JSON.stringify({
     requests: latencies.length, errors, seconds: Number(seconds.toFixed(2)), rps: Math.round(latencies.length / seconds),
     p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1),
+    ...(raw ? { latencies: latencies.map((ms) => Math.round(ms * 1000) / 1000) } : {}),
   }));
   agent.destroy();
 }
@@ -126,5 +130,5 @@ if (input.mode === 'token') {
       }
     }
   }));
-  report((performance.now() - (measuredStart || warmupEnd)) / 1000);
+  report((performance.now() - (measuredStart || warmupEnd)) / 1000, input.raw);
 }

@@ -17,7 +17,7 @@ import { flatMemory, sessionMemory, type FlatMemory, type SessionMemory } from '
 import { revocation, type RevocationRow } from './revocation.js';
 import { statementCounts, type StatementRow } from './statements.js';
 import { tokenEndpoint, type TokenRow } from './tokens.js';
-import { SECONDS, toolsCall, type ToolsCallRow } from './tools_call.js';
+import { SECONDS, toolsCall, TOOLS_ROUNDS, type ToolsCallRow } from './tools_call.js';
 
 const sections = option('only')?.split(',');
 const wanted = (name: string) => !sections || sections.includes(name);
@@ -65,11 +65,11 @@ const out: string[] = [];
 const table = (head: string[], rows: Array<Array<unknown>>) => {
   out.push(`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map((v) => v ?? '').join(' | ')} |`), '');
 };
-out.push(`Run ${report.date} on ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}, ${QUICK ? 'quick' : 'full'} (${SECONDS} s per load), load average at start ${(report.machine.load_average as number[]).join(' ')}`, '');
+out.push(`Run ${report.date} on ${report.machine.cpus} × ${report.machine.model}, Node ${report.machine.node}, ${QUICK ? 'quick' : 'full'} (${SECONDS} s per load, in ${TOOLS_ROUNDS} interleaved rounds for tools/call), load average at start ${(report.machine.load_average as number[]).join(' ')}`, '');
 if (report.tools_call) {
   out.push('tools/call (Portico: opaque token, live grant, scope, tenant, forge.list_conversations on tenant data, durable audit record before the reply)', '');
-  table(['server', 'c', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/call', 'throughput × bare (node:http)', 'p99 × bare (node:http)', 'throughput × bare (Express)', 'p99 × bare (Express)', 'throughput × raw echo'],
-    report.tools_call.map((r) => [r.scenario, r.concurrency, r.rps, r.p50, r.p99, r.errors, r.cpu_ms_per_call, r.throughput_ratio, r.p99_ratio, r.throughput_ratio_express, r.p99_ratio_express, r.throughput_ratio_echo]));
+  table(['server', 'c', 'req/s', 'req/s by round', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/call', 'throughput × bare (node:http)', 'p99 × bare (node:http)', 'throughput × bare (Express)', 'p99 × bare (Express)', 'throughput × raw echo'],
+    report.tools_call.map((r) => [r.scenario, r.concurrency, r.rps, r.rounds?.map((round) => round.rps).join(' / '), r.p50, r.p99, r.errors, r.cpu_ms_per_call, r.throughput_ratio, r.p99_ratio, r.throughput_ratio_express, r.p99_ratio_express, r.throughput_ratio_echo]));
 }
 if (report.statements) {
   out.push('SQL statements per request (knex query events, in-process)', '');

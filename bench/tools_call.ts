@@ -6,10 +6,12 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { authorizeWithPassword } from '../test/helpers/oauth.js';
 import {
-  compiledServers, cpuSeconds, createDatabase, firstLineOf, log, node, openSession, PASSWORD, pinned, PROTOCOL, QUICK, serverNode, spawnServer, startPortico, stopper, type Kind,
+  compiledServers, cpuSeconds, createDatabase, firstLineOf, log, node, openSession, PASSWORD, percentile, pinned, PROTOCOL, QUICK, serverNode, spawnServer, startPortico, stopper, type Kind,
 } from './common.js';
 
+/** Measured seconds per load; for tools/call per server and concurrency, split over TOOLS_ROUNDS interleaved rounds (toolsCall). */
 export const SECONDS = QUICK ? 3 : 10;
+export const TOOLS_ROUNDS = QUICK ? 1 : 2;
 const WARMUP = QUICK ? 1 : 2;
 
 export interface LoadResult {
@@ -25,7 +27,7 @@ export interface LoadResult {
 
 export function runLoad(payload: Record<string, unknown>): LoadResult {
   const [bin, ...rest] = pinned(1, [...node, path.join(import.meta.dirname, 'load.ts'), JSON.stringify(payload)]);
-  return JSON.parse(execFileSync(bin, rest, { encoding: 'utf8', maxBuffer: 1 << 20 })) as LoadResult;
+  return JSON.parse(execFileSync(bin, rest, { encoding: 'utf8', maxBuffer: 64 << 20 })) as LoadResult;
 }
 
 interface Target {
@@ -42,6 +44,8 @@ export interface ToolsCallRow extends LoadResult {
   concurrency: number;
   /** Server CPU milliseconds per call (user + system, /proc), including warm-up calls' share. */
   cpu_ms_per_call: number;
+  /** Each round's own figures (toolsCall), to show how far the rounds lie apart. */
+  rounds?: Array<{ rps: number; p99: number }>;
   /** Against the bare SDK server on node:http (the faster baseline). */
   throughput_ratio?: number;
   p99_ratio?: number;
@@ -77,6 +81,14 @@ async function startFull(kind: Kind): Promise<Target> {
   };
 }
 
+/**
+ * Every server is started first, and then each is loaded in TOOLS_ROUNDS rounds, the order reversed in
+ * every other round (A B C … then … C B A). This machine's speed drifts by tens of per cent within
+ * minutes (docs/performance.md, "How to measure"); run one server after the other, a baseline and
+ * Portico measured a minute apart can land on different sides of such a drift, and the ratio
+ * shows the drift. Interleaved, every server sees the same stretch of the run. A row merges its
+ * rounds: throughput over all measured seconds, percentiles of all latencies together.
+ */
 export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCallRow[]> {
   const scenarios: Array<{ name: string; start(): Promise<Target> }> = [
     { name: BARE, start: () => startBare([]) },
@@ -84,21 +96,43 @@ export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCa
     { name: ECHO, start: () => startBare(['--echo']) },
     ...kinds.map((kind) => ({ name: `Portico full pipeline (${kind})`, start: () => startFull(kind) })),
   ].filter((s) => !only || only.some((o) => s.name.toLowerCase().includes(o)));
-  const rows: ToolsCallRow[] = [];
-  for (const scenario of scenarios) {
-    const target = await scenario.start();
-    try {
-      for (const concurrency of [10, 50]) {
-        const sessionId = await openSession(target.url, target.token);
-        const cpuBefore = cpuSeconds(target.pid);
-        const result = runLoad({ mode: 'tools', url: target.url, token: target.token, sessionId, concurrency, tool: target.tool, args: target.args, protocolVersion: PROTOCOL, seconds: SECONDS, warmupSeconds: WARMUP });
-        const cpu = cpuSeconds(target.pid) - cpuBefore;
-        const calls = result.requests * ((SECONDS + WARMUP) / SECONDS);
-        rows.push({ scenario: scenario.name, concurrency, ...result, cpu_ms_per_call: Number(((cpu * 1000) / Math.max(1, calls)).toFixed(3)) });
-        log(`${scenario.name} c=${concurrency}: ${result.rps} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}`);
+  const targets: Array<{ name: string; target: Target }> = [];
+  const runs = new Map<string, Array<LoadResult & { latencies: number[]; cpuSeconds: number; calls: number }>>();
+  try {
+    for (const scenario of scenarios) targets.push({ name: scenario.name, target: await scenario.start() });
+    for (let round = 0; round < TOOLS_ROUNDS; round += 1) {
+      for (const { name, target } of round % 2 ? [...targets].reverse() : targets) {
+        for (const concurrency of [10, 50]) {
+          const sessionId = await openSession(target.url, target.token);
+          // The first round warms each server up (JIT, caches); later ones only open the load generator's connections.
+          const warmup = round === 0 ? WARMUP : 1;
+          const cpuBefore = cpuSeconds(target.pid);
+          const result = runLoad({ mode: 'tools', url: target.url, token: target.token, sessionId, concurrency, tool: target.tool, args: target.args, protocolVersion: PROTOCOL, seconds: SECONDS / TOOLS_ROUNDS, warmupSeconds: warmup, raw: true }) as LoadResult & { latencies: number[] };
+          const cpu = cpuSeconds(target.pid) - cpuBefore;
+          const key = `${name}\n${concurrency}`;
+          runs.set(key, [...(runs.get(key) ?? []), { ...result, cpuSeconds: cpu, calls: result.requests * ((result.seconds + warmup) / result.seconds) }]);
+          log(`${name} c=${concurrency}, round ${round + 1}/${TOOLS_ROUNDS}: ${result.rps} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}`);
+        }
       }
-    } finally {
-      await target.stop();
+    }
+  } finally {
+    for (const { target } of targets) await target.stop();
+  }
+  const rows: ToolsCallRow[] = [];
+  for (const { name } of targets) {
+    for (const concurrency of [10, 50]) {
+      const rounds = runs.get(`${name}\n${concurrency}`) ?? [];
+      const latencies = rounds.flatMap((r) => r.latencies).sort((a, b) => a - b);
+      const requests = latencies.length;
+      const seconds = rounds.reduce((sum, r) => sum + r.seconds, 0);
+      const cpu = rounds.reduce((sum, r) => sum + r.cpuSeconds, 0);
+      const calls = rounds.reduce((sum, r) => sum + r.calls, 0);
+      rows.push({
+        scenario: name, concurrency, requests, errors: rounds.reduce((sum, r) => sum + r.errors, 0), seconds: Number(seconds.toFixed(2)),
+        rps: Math.round(requests / seconds), p50: percentile(latencies, 0.5), p90: percentile(latencies, 0.9), p99: percentile(latencies, 0.99), max: percentile(latencies, 1),
+        cpu_ms_per_call: Number(((cpu * 1000) / Math.max(1, calls)).toFixed(3)),
+        rounds: rounds.map((r) => ({ rps: r.rps, p99: r.p99 })),
+      });
     }
   }
   const ratio = (a: number, b: number) => Number((a / b).toFixed(2));
