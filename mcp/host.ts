@@ -19,7 +19,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
   CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
+  ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../db/grant_store.js';
 import type { Catalog } from '../shared/catalog.js';
@@ -70,6 +70,8 @@ const DIRECT_METHODS: Record<string, { safeParse(value: unknown): { success: boo
   'resources/list': ListResourcesRequestSchema,
   'prompts/get': GetPromptRequestSchema,
   'prompts/list': ListPromptsRequestSchema,
+  // Clients ping to keep a session alive; the SDK answers `{}` too, at the cost of its transport.
+  ping: PingRequestSchema,
 };
 const SUPPORTED_VERSIONS = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
 /** The head of an SSE reply, as the SDK's transport writes it. */
@@ -297,6 +299,7 @@ export class McpHost {
     const kind = method === 'resources/read' ? 'resource' : method === 'prompts/get' ? 'prompt' : 'tool';
     try {
       switch (method) {
+        case 'ping': return {};
         case 'tools/list': return { tools: pipeline.visibleTools(productId, call.principal) };
         case 'resources/templates/list': return { resourceTemplates: pipeline.visibleResourceTemplates(productId, call.principal) };
         // Every resource is a template over tenant data; there is no fixed list to enumerate.

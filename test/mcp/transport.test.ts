@@ -164,3 +164,23 @@ mcpTest('GET without a session is refused; unsupported HTTP methods answer 405',
   t.is(put.headers.get('allow'), 'GET, POST, DELETE');
   t.is(((await put.json()) as any).error.data.code, 'method_not_allowed');
 });
+
+mcpTest('ping is answered with an empty result under its own id, as an SSE event; a malformed ping gets the SDK’s error', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const sessionId = await openSession(server, token, 'forge');
+  for (const id of [7, 'ping-1']) {
+    const ping = await rawCall(server, token, 'forge', 'ping', undefined, { sessionId, id });
+    t.is(ping.status, 200);
+    t.is(ping.headers.get('content-type'), 'text/event-stream');
+    t.is(ping.headers.get('mcp-session-id'), sessionId);
+    t.deepEqual(ping.body, { result: {}, jsonrpc: '2.0', id });
+  }
+  // params that are not an object make no JSON-RPC message: the SDK refuses it as before, with a stable code.
+  const malformed = await rawCall(server, token, 'forge', 'ping', 5, { sessionId, id: 8 });
+  t.is(malformed.status, 400);
+  t.is(malformed.body.error.code, -32700);
+  t.is(malformed.body.error.data.code, 'invalid_request');
+  t.is(malformed.body.result, undefined);
+  // A ping runs nothing, so nothing is audited.
+  t.deepEqual(await auditOf(server, 'acme', { name: 'ping' }), []);
+});
