@@ -168,6 +168,7 @@ mcpTest('GET without a session is refused; unsupported HTTP methods answer 405',
 mcpTest('ping is answered with an empty result under its own id, as an SSE event; a malformed ping gets the SDK’s error', async (t, server) => {
   const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const sessionId = await openSession(server, token, 'forge');
+  const recordsBefore = (await auditOf(server, 'acme')).length;
   for (const id of [7, 'ping-1']) {
     const ping = await rawCall(server, token, 'forge', 'ping', undefined, { sessionId, id });
     t.is(ping.status, 200);
@@ -182,5 +183,5 @@ mcpTest('ping is answered with an empty result under its own id, as an SSE event
   t.is(malformed.body.error.data.code, 'invalid_request');
   t.is(malformed.body.result, undefined);
   // A ping runs nothing, so nothing is audited.
-  t.deepEqual(await auditOf(server, 'acme', { name: 'ping' }), []);
+  t.is((await auditOf(server, 'acme')).length, recordsBefore);
 });
