@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
-import { DEFAULT_READ_TIMEOUT_MS, type DatabaseConfig } from '../shared/config.js';
+import { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_READ_TIMEOUT_MS, type DatabaseConfig } from '../shared/config.js';
 import { pgClient, PgPipe } from './pg_client.js';
 import { sqliteClient, sqliteReadPipe, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
 
@@ -28,7 +28,7 @@ export function connectDatabase(config: DatabaseConfig): Db {
       client: config.preparedStatements === false ? 'pg' : pgClient(),
       connection: config.url,
       searchPath: config.schema ? [config.schema] : undefined,
-      pool: { min: 0, max: 10 },
+      pool: { min: 0, max: 10, afterCreate: limitIdleTransactions(config.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS) },
       acquireConnectionTimeout: 10_000,
     });
     const named = config.preparedStatements !== false;
@@ -55,6 +55,21 @@ export function connectDatabase(config: DatabaseConfig): Db {
   readPipes.set(reader, sqliteReadPipe(reader));
   closeWith(writer, () => reader.destroy());
   return writer;
+}
+
+/**
+ * Every pooled connection gets `idle_in_transaction_session_timeout`: a transaction that sits
+ * idle between statements for longer (an instance frozen, paused or cut off in the middle of one)
+ * has its session ended by PostgreSQL, and with it its locks. Without it, another instance's
+ * audit batches would wait on that chain's head for as long as the dead session lasts (hours,
+ * with TCP keepalive's defaults), and so would every call they carry. Portico's own transactions
+ * are short; the longest wait inside one is a writing tool's handler, bounded by TOOL_TIMEOUT_MS,
+ * which the configured time-out must exceed (shared/config.ts).
+ */
+function limitIdleTransactions(timeoutMs: number) {
+  return (connection: { query(sql: string): Promise<unknown> }, done: (error: Error | null, connection: unknown) => void): void => {
+    connection.query(`set idle_in_transaction_session_timeout = ${Math.floor(timeoutMs)}`).then(() => done(null, connection), (error: Error) => done(error, connection));
+  };
 }
 
 /** Closing the database closes `other` first (knex's destroy() is its client's). */

@@ -7,6 +7,12 @@ import { LOG_LEVELS, type LogLevel } from './log.js';
 
 /** DATABASE_READ_TIMEOUT_MS when unset (db/connect.ts uses it for configs built without loadConfig). */
 export const DEFAULT_READ_TIMEOUT_MS = 15_000;
+/**
+ * DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS when unset: this, or TOOL_TIMEOUT_MS and a margin if
+ * that is longer (a writing tool's handler runs inside its transaction).
+ */
+export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+const IDLE_IN_TRANSACTION_MARGIN_MS = 30_000;
 
 export type DatabaseConfig =
   | { kind: 'sqlite'; filename: string }
@@ -14,6 +20,11 @@ export type DatabaseConfig =
       kind: 'postgres'; url: string; schema?: string; preparedStatements?: boolean;
       /** Longest a quick read on the read pipe may run before PostgreSQL cancels it (db/connect.ts); default 15 s. */
       readTimeoutMs?: number;
+      /**
+       * Longest a transaction of this instance may sit idle between statements before PostgreSQL
+       * ends its session and so releases its locks (db/connect.ts); default 60 s.
+       */
+      idleInTransactionTimeoutMs?: number;
     };
 
 export interface Config {
@@ -55,13 +66,14 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const authUrl = baseUrl(env, 'PUBLIC_AUTH_URL', `http://localhost:${port || 8080}`);
   const dataDir = path.resolve(env.DATA_DIR || './data');
+  const toolTimeoutMs = integer(env, 'TOOL_TIMEOUT_MS', 15_000, 100, 600_000);
   return {
     port,
     host: env.HOST || '0.0.0.0',
     authUrl,
     mcpUrl: baseUrl(env, 'PUBLIC_MCP_URL', `${authUrl}/mcp`),
     apiUrl: baseUrl(env, 'PUBLIC_API_URL', `${authUrl}/api`),
-    database: database(env, dataDir),
+    database: database(env, dataDir, toolTimeoutMs),
     dataDir,
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     demo: onOff(env, 'DEMO', true),
@@ -70,7 +82,7 @@ export function loadConfig(env: Env = process.env): Config {
     resourceUriScheme: uriScheme(env),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
-    toolTimeoutMs: integer(env, 'TOOL_TIMEOUT_MS', 15_000, 100, 600_000),
+    toolTimeoutMs,
     sessionIdleMs: integer(env, 'SESSION_IDLE_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
     maxSessionsPerConnection: integer(env, 'MAX_SESSIONS_PER_CONNECTION', 10, 1, 1_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 500, 3_600_000),
@@ -144,7 +156,7 @@ function originList(env: Env, name: string): string[] {
   });
 }
 
-function database(env: Env, dataDir: string): DatabaseConfig {
+function database(env: Env, dataDir: string, toolTimeoutMs: number): DatabaseConfig {
   const raw = env.DATABASE_URL?.trim();
   if (!raw) return { kind: 'sqlite', filename: path.join(dataDir, 'portico.sqlite') };
   if (raw.startsWith('sqlite:')) {
@@ -158,9 +170,16 @@ function database(env: Env, dataDir: string): DatabaseConfig {
     } catch {
       throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
     }
+    const idleInTransactionTimeoutMs = integer(
+      env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', Math.max(DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, toolTimeoutMs + IDLE_IN_TRANSACTION_MARGIN_MS), 100, 86_400_000,
+    );
+    if (idleInTransactionTimeoutMs <= toolTimeoutMs) {
+      throw new ConfigError('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', `must be longer than TOOL_TIMEOUT_MS (${toolTimeoutMs}): a writing tool's handler runs inside its transaction`);
+    }
     return {
       kind: 'postgres', url: raw, preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
       readTimeoutMs: integer(env, 'DATABASE_READ_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS, 100, 600_000),
+      idleInTransactionTimeoutMs,
     };
   }
   throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');

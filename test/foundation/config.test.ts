@@ -25,14 +25,14 @@ test('public URLs and the database are configurable', (t) => {
   t.is(config.authUrl, 'https://auth.example.com');
   t.is(config.mcpUrl, 'https://mcp.example.com');
   t.is(config.apiUrl, 'https://auth.example.com/api');
-  t.deepEqual(config.database, { kind: 'postgres', url: 'postgres://portico@db:5432/portico', preparedStatements: true, readTimeoutMs: 15_000 });
+  t.deepEqual(config.database, { kind: 'postgres', url: 'postgres://portico@db:5432/portico', preparedStatements: true, readTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000 });
   t.true(config.trustProxy);
   t.false(config.demo);
 });
 
 test('DATABASE_PREPARED_STATEMENTS=off turns PostgreSQL prepared statements off; a bad value is refused', (t) => {
   const url = 'postgres://portico@db:5432/portico';
-  t.deepEqual(loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'off' }).database, { kind: 'postgres', url, preparedStatements: false, readTimeoutMs: 15_000 });
+  t.deepEqual(loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'off' }).database, { kind: 'postgres', url, preparedStatements: false, readTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000 });
   const error = t.throws(() => loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'sometimes' }), { instanceOf: ConfigError });
   t.regex(error.message, /DATABASE_PREPARED_STATEMENTS/);
 });
@@ -44,6 +44,20 @@ test('DATABASE_READ_TIMEOUT_MS sets how long a PostgreSQL read-pipe statement ma
     const error = t.throws(() => loadConfig({ DATABASE_URL: url, DATABASE_READ_TIMEOUT_MS: value }), { instanceOf: ConfigError });
     t.regex(error.message, /DATABASE_READ_TIMEOUT_MS/);
   }
+});
+
+test('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 60 s, or longer than a long TOOL_TIMEOUT_MS; never as short as the tool time-out', (t) => {
+  const url = 'postgres://portico@db:5432/portico';
+  t.like(loadConfig({ DATABASE_URL: url, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '90000' }).database, { kind: 'postgres', idleInTransactionTimeoutMs: 90_000 });
+  t.like(loadConfig({ DATABASE_URL: url, TOOL_TIMEOUT_MS: '200', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1000' }).database, { kind: 'postgres', idleInTransactionTimeoutMs: 1_000 });
+  // A writing tool's handler runs inside its transaction: the default outlasts the tool time-out.
+  t.like(loadConfig({ DATABASE_URL: url, TOOL_TIMEOUT_MS: '120000' }).database, { kind: 'postgres', idleInTransactionTimeoutMs: 150_000 });
+  for (const [value, toolTimeout] of [['50', '15000'], ['86400001', '15000'], ['soon', '15000'], ['15000', '15000'], ['10000', '15000']]) {
+    const error = t.throws(() => loadConfig({ DATABASE_URL: url, TOOL_TIMEOUT_MS: toolTimeout, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: value }), { instanceOf: ConfigError }, value);
+    t.regex(error.message, /DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS/);
+  }
+  // SQLite has no such setting; the variable is not read there.
+  t.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.sqlite', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 'soon' }).database, { kind: 'sqlite', filename: '/tmp/x.sqlite' });
 });
 
 const bad: Array<[string, string]> = [

@@ -26,11 +26,11 @@ interface Pair {
   close(): Promise<void>;
 }
 
-/** Two instances on one PostgreSQL schema with one public address (A's), as behind a balancer. */
-async function twoInstances(): Promise<Pair> {
+/** Two instances on one PostgreSQL schema with one public address (A's), as behind a balancer; `env` configures both. */
+async function twoInstances(env: Record<string, string> = {}): Promise<Pair> {
   const database = await createTestDatabase('postgres');
-  const a = await startTestServer('postgres', { database, mounts: defaultMounts({ events: new EventBus() }) });
-  const b = await startTestServer('postgres', { database, mounts: defaultMounts({ events: new EventBus() }), env: { PUBLIC_AUTH_URL: a.url } });
+  const a = await startTestServer('postgres', { database, mounts: defaultMounts({ events: new EventBus() }), env });
+  const b = await startTestServer('postgres', { database, mounts: defaultMounts({ events: new EventBus() }), env: { ...env, PUBLIC_AUTH_URL: a.url } });
   const db = a.portico.context.db;
   await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
   const tenant = await db('tenants').where({ slug: 'acme' }).first('id');
@@ -150,6 +150,48 @@ pgTest('a confirmation asked on one instance is honoured on the other [postgres]
     t.falsy(confirmed.body.result.isError, JSON.stringify(confirmed.body));
     t.is(await db('forge_conversations').where({ id: conversation.id }).first(), undefined);
   } finally {
+    await pair.close();
+  }
+});
+
+/** `promise`, or undefined if it has not settled within `ms`. */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+pgTest('an instance that stops in the middle of a transaction holds an audit chain only until PostgreSQL ends its idle session; the other instance’s calls then go through [postgres]', async (t) => {
+  const pair = await twoInstances({ TOOL_TIMEOUT_MS: '200', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1000' });
+  // B's own pool, as B's code uses it: a transaction that took the tenant's audit head and then went quiet (B frozen, paused, cut off).
+  const stalled = await pair.b.portico.context.db.transaction();
+  try {
+    const { token } = await pair.issue(['forge.chat.read']);
+    const sessionId = await session(at(pair.a), token);
+    t.is((await post(at(pair.a), token, list(1), sessionId)).status, 200, 'the chain has a head');
+    const tenant = await pair.a.portico.context.db('tenants').where({ slug: 'acme' }).first('id');
+    await stalled.raw('select seq from audit_heads where chain = ? for update', [tenant.id]);
+
+    const started = performance.now();
+    const answer = await within(15_000, post(at(pair.a), token, list(2), sessionId));
+    const waited = performance.now() - started;
+    t.truthy(answer, 'the call was still waiting for the stalled transaction after 15 s');
+    t.is(answer!.status, 200);
+    t.falsy(answer!.body.result.isError, JSON.stringify(answer!.body));
+    t.true(waited >= 500, `the call waited for the head's lock (${Math.round(waited)} ms)`);
+    const records = await pair.a.portico.context.db('audit_log').where({ tenant_id: tenant.id, name: 'forge.list_conversations', outcome: 'ok' }).count({ n: '*' }).first();
+    t.is(Number(records!.n), 2, 'both calls are audited, once each');
+
+    // PostgreSQL ended the stalled session: that transaction cannot go on, and B's pool serves on with a new connection.
+    await t.throwsAsync(stalled.raw('select 1'));
+    t.deepEqual((await pair.b.portico.context.db.transaction((trx) => trx.raw('select 1 as one'))).rows, [{ one: 1 }]);
+    t.is((await post(at(pair.b), token, list(3), await session(at(pair.b), token))).status, 200);
+  } finally {
+    await stalled.rollback().catch(() => undefined);
     await pair.close();
   }
 });
