@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { authorizeWithPassword } from '../test/helpers/oauth.js';
-import { createDatabase, flag, log, node, openSession, option, PASSWORD, pinned, PROTOCOL, startPortico, type Kind } from './common.js';
+import { compileCheckout, createDatabase, flag, log, node, openSession, option, PASSWORD, pinned, PROTOCOL, startPortico, type Kind } from './common.js';
 import type { LoadResult } from './tools_call.js';
 
 const ROOT = path.join(import.meta.dirname, '..');
@@ -32,11 +32,7 @@ const kind: Kind = flag('postgres') ? 'postgres' : 'sqlite';
 function build(ref: string | undefined, name: string): string {
   const dir = path.join(WORK, name);
   fs.rmSync(dir, { recursive: true, force: true });
-  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  if (!ref) {
-    execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(dir, 'dist'), '--incremental', 'false'], { stdio: 'inherit' });
-    return path.join(dir, 'dist', 'main.js');
-  }
+  if (!ref) return compileCheckout(path.join(dir, 'dist'));
   fs.mkdirSync(dir, { recursive: true });
   // The revision's files as they were, with this checkout's installed packages (no shell: REF is passed as an argument).
   const archive = path.join(WORK, `${name}.tar`);
@@ -44,8 +40,7 @@ function build(ref: string | undefined, name: string): string {
   execFileSync('tar', ['-x', '-f', archive, '-C', dir], { stdio: 'inherit' });
   fs.rmSync(archive);
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
-  execFileSync(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.build.json'), '--incremental', 'false'], { stdio: 'inherit', cwd: dir });
-  return path.join(dir, 'dist', 'main.js');
+  return compileCheckout(undefined, dir);
 }
 
 const runLoad = promisify(execFile);

@@ -54,11 +54,24 @@ export function compiledServers(): { main: string; bare: string } {
   if (built) return built;
   const out = path.join(ROOT, '.bench-ab', 'run');
   fs.rmSync(out, { recursive: true, force: true });
-  const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  execFileSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json'), '--outDir', path.join(out, 'dist'), '--incremental', 'false'], { stdio: 'inherit' });
-  execFileSync(process.execPath, [tsc, path.join(import.meta.dirname, 'bare_sdk_server.ts'), '--outDir', path.join(out, 'bench'), '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2023', '--skipLibCheck', '--strict'], { stdio: 'inherit' });
-  built = { main: path.join(out, 'dist', 'main.js'), bare: path.join(out, 'bench', 'bare_sdk_server.js') };
+  const main = compileCheckout(path.join(out, 'dist'));
+  execFileSync(process.execPath, [TSC, path.join(import.meta.dirname, 'bare_sdk_server.ts'), '--outDir', path.join(out, 'bench'), '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2023', '--skipLibCheck', '--strict'], { stdio: 'inherit' });
+  built = { main, bare: path.join(out, 'bench', 'bare_sdk_server.js') };
   return built;
+}
+
+const TSC = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+
+/**
+ * This checkout's working tree compiled as `npm start` compiles it (tsconfig.build.json) into
+ * `outDir`; returns its main.js. A tree of another revision (bench/ab.ts) is compiled with its own
+ * tsconfig: pass its directory as `project`.
+ */
+export function compileCheckout(outDir?: string, project = ROOT): string {
+  const args = [TSC, '-p', path.join(project, 'tsconfig.build.json'), '--incremental', 'false'];
+  if (outDir) args.push('--outDir', outDir);
+  execFileSync(process.execPath, args, { stdio: 'inherit', cwd: project });
+  return path.join(outDir ?? path.join(project, 'dist'), 'main.js');
 }
 
 export const log = (line: string) => process.stderr.write(`${line}\n`);
