@@ -4,6 +4,7 @@
  *
  * Input (argv[2], JSON), one of:
  *   { mode: 'tools', url, token?, sessionId, protocolVersion, concurrency, seconds, warmupSeconds, tool, args }
+ *   { mode: 'tools', url, sessions: [{ token, sessionId }], …}     connection i calls as sessions[i % n]
  *   { mode: 'token', url, concurrency, bodies: string[] }          each form body POSTed once (code exchanges)
  *   { mode: 'refresh', url, concurrency, seconds, clientId, refreshTokens: string[] }
  *                                                                  one rotating chain per refresh token
@@ -18,6 +19,8 @@ interface ToolsInput {
   url: string;
   token?: string;
   sessionId?: string;
+  /** Several callers (e.g. one per tenant): connection i uses sessions[i % sessions.length]. */
+  sessions?: Array<{ token?: string; sessionId?: string }>;
   protocolVersion: string;
   concurrency: number;
   seconds: number;
@@ -109,15 +112,19 @@ if (input.mode === 'token') {
   }));
   report((performance.now() - start) / 1000);
 } else {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': input.protocolVersion };
-  if (input.token) headers.authorization = `Bearer ${input.token}`;
-  if (input.sessionId) headers['mcp-session-id'] = input.sessionId;
+  const callers = (input.sessions ?? [{ token: input.token, sessionId: input.sessionId }]).map(({ token, sessionId }) => {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': input.protocolVersion };
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (sessionId) headers['mcp-session-id'] = sessionId;
+    return headers;
+  });
   let nextId = 1;
   const start = performance.now();
   const warmupEnd = start + input.warmupSeconds * 1000;
   const end = warmupEnd + input.seconds * 1000;
   let measuredStart = 0;
-  await Promise.all(Array.from({ length: input.concurrency }, async () => {
+  await Promise.all(Array.from({ length: input.concurrency }, async (_, connection) => {
+    const headers = callers[connection % callers.length];
     while (performance.now() < end) {
       const t0 = performance.now();
       const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: input.tool, arguments: input.args } });

@@ -4,6 +4,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { addMembership, createTenant, createUser } from '../db/accounts.js';
+import { forge } from '../mcp/products/forge/index.js';
 import { authorizeWithPassword } from '../test/helpers/oauth.js';
 import {
   compiledServers, cpuSeconds, createDatabase, firstLineOf, log, node, openSession, PASSWORD, percentile, pinned, PROTOCOL, QUICK, serverNode, spawnServer, startPortico, stopper, type Kind,
@@ -33,7 +35,8 @@ export function runLoad(payload: Record<string, unknown>): LoadResult {
 interface Target {
   url: string;
   pid: number;
-  token?: string;
+  /** One per tenant the load is spread over (none for the bare servers). */
+  tokens: string[];
   tool: string;
   args: Record<string, unknown>;
   stop(): Promise<void>;
@@ -63,17 +66,44 @@ export const ECHO = 'raw JSON-RPC echo on node:http (no SDK)';
 async function startBare(flags: string[]): Promise<Target> {
   const child = spawnServer(pinned(0, [...serverNode, compiledServers().bare, ...flags]), {});
   const { port } = JSON.parse(await firstLineOf(child)) as { port: number };
-  return { url: `http://127.0.0.1:${port}/mcp`, pid: child.pid!, tool: 'echo', args: { text: 'hello' }, stop: stopper(child) };
+  return { url: `http://127.0.0.1:${port}/mcp`, pid: child.pid!, tokens: [], tool: 'echo', args: { text: 'hello' }, stop: stopper(child) };
 }
 
-async function startFull(kind: Kind): Promise<Target> {
+/** Tenants of the several-tenants row: each call's tenant is its connection's (load.ts `sessions`). */
+export const TENANTS = 8;
+
+/**
+ * Portico with the demo dataset. `tenants` > 1: that many tenants take the load, acme and
+ * `tenants - 1` more, each with its own admin, forge's demo rows and its own token, so every
+ * audit batch carries records of several chains.
+ */
+async function startFull(kind: Kind, tenants = 1): Promise<Target> {
   const database = await createDatabase(kind);
   const server = await startPortico(database);
-  const tokens = await authorizeWithPassword(server.url, {
-    email: 'admin@acme.example', password: PASSWORD, tenant: 'acme', resource: `${server.url}/mcp/forge`, scopes: ['forge.chat.read'],
-  });
+  const admins = ['admin@acme.example'];
+  if (tenants > 1) {
+    const db = database.connect();
+    try {
+      for (let n = 2; n <= tenants; n += 1) {
+        await db.transaction(async (trx) => {
+          const tenant = await createTenant(trx, { slug: `tenant-${n}`, name: `Tenant ${n}` });
+          const user = await createUser(trx, { email: `admin@tenant-${n}.example`, password: PASSWORD, displayName: `Admin ${n}` });
+          await addMembership(trx, { userId: user.id, tenantId: tenant.id, role: 'admin' });
+          await forge.seedDemo!(trx, tenant, { [user.email]: user.id });
+          admins.push(user.email);
+        });
+      }
+    } finally {
+      await db.destroy();
+    }
+  }
+  const tokens: string[] = [];
+  for (const email of admins) {
+    const tenant = email.slice(email.indexOf('@') + 1, -'.example'.length);
+    tokens.push((await authorizeWithPassword(server.url, { email, password: PASSWORD, tenant, resource: `${server.url}/mcp/forge`, scopes: ['forge.chat.read'] })).accessToken);
+  }
   return {
-    url: `${server.url}/mcp/forge`, pid: server.pid, token: tokens.accessToken, tool: 'forge.list_conversations', args: { limit: 10 },
+    url: `${server.url}/mcp/forge`, pid: server.pid, tokens, tool: 'forge.list_conversations', args: { limit: 10 },
     stop: async () => {
       await server.stop();
       await database.drop();
@@ -95,6 +125,7 @@ export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCa
     { name: BARE_EXPRESS, start: () => startBare(['--express']) },
     { name: ECHO, start: () => startBare(['--echo']) },
     ...kinds.map((kind) => ({ name: `Portico full pipeline (${kind})`, start: () => startFull(kind) })),
+    ...kinds.map((kind) => ({ name: `Portico full pipeline (${kind}, ${TENANTS} tenants)`, start: () => startFull(kind, TENANTS) })),
   ].filter((s) => !only || only.some((o) => s.name.toLowerCase().includes(o)));
   const targets: Array<{ name: string; target: Target }> = [];
   const runs = new Map<string, Array<LoadResult & { latencies: number[]; cpuSeconds: number; calls: number }>>();
@@ -103,11 +134,11 @@ export async function toolsCall(kinds: Kind[], only?: string[]): Promise<ToolsCa
     for (let round = 0; round < TOOLS_ROUNDS; round += 1) {
       for (const { name, target } of round % 2 ? [...targets].reverse() : targets) {
         for (const concurrency of [10, 50]) {
-          const sessionId = await openSession(target.url, target.token);
+          const sessions = target.tokens.length ? await Promise.all(target.tokens.map(async (token) => ({ token, sessionId: await openSession(target.url, token) }))) : [{ sessionId: await openSession(target.url) }];
           // The first round warms each server up (JIT, caches); later ones only open the load generator's connections.
           const warmup = round === 0 ? WARMUP : 1;
           const cpuBefore = cpuSeconds(target.pid);
-          const result = runLoad({ mode: 'tools', url: target.url, token: target.token, sessionId, concurrency, tool: target.tool, args: target.args, protocolVersion: PROTOCOL, seconds: SECONDS / TOOLS_ROUNDS, warmupSeconds: warmup, raw: true }) as LoadResult & { latencies: number[] };
+          const result = runLoad({ mode: 'tools', url: target.url, sessions, concurrency, tool: target.tool, args: target.args, protocolVersion: PROTOCOL, seconds: SECONDS / TOOLS_ROUNDS, warmupSeconds: warmup, raw: true }) as LoadResult & { latencies: number[] };
           const cpu = cpuSeconds(target.pid) - cpuBefore;
           const key = `${name}\n${concurrency}`;
           runs.set(key, [...(runs.get(key) ?? []), { ...result, cpuSeconds: cpu, calls: result.requests * ((result.seconds + warmup) / result.seconds) }]);

@@ -181,16 +181,17 @@ const GATHER_TURNS = 3;
  * connections first (as revokeConnection does), so two instances' batches cannot deadlock each other.
  *
  * On PostgreSQL, where every statement is a round trip, a batch whose chains all have a head this
- * writer committed itself skips the transaction (BEGIN, uses, head lock, INSERT, head update,
- * COMMIT: six round trips): each chain's uses and records are written by one statement
- * (appendOnKnownHead) that counts the uses, then moves the head only from the value known here
- * and inserts the records. If another writer moved the head first (another instance, or a record
- * written inside a transaction), that statement counts the uses but writes no record, and the
- * chain's records take the transaction path, which reads the head under its lock, uncounted. One
- * round trip per chain instead of six while this writer is the chain's only one. These statements
- * go on the audit pipe (db/pg_client.ts PgPipe), and the next batch is written behind the one
- * committing, built on the heads that one leaves: PostgreSQL runs it the moment the first has
- * committed. If the first fails, the one behind finds its head moved and comes back the same way.
+ * writer committed itself skips the transaction (BEGIN, uses, head locks, INSERT, head updates,
+ * COMMIT): one statement (appendOnKnownHeads) counts the batch's uses, then moves each chain's
+ * head only from the value known here and inserts the records of the chains it moved. A chain
+ * whose head another writer moved first (another instance, or a record written inside a
+ * transaction) gets no record from it; its records take the transaction path, which reads the head
+ * under its lock, uncounted (the statement counted their uses). One round trip and one commit (one
+ * WAL flush) per batch, however many tenants' records it holds, while this writer is their chains'
+ * only one. These statements go on the audit pipe (db/pg_client.ts PgPipe), and the next batch is
+ * written behind the one committing, built on the heads that one leaves: PostgreSQL runs it the
+ * moment the first has committed. If the first fails, the one behind finds its heads moved and
+ * comes back the same way.
  */
 export class AuditWriter {
   private queue: Pending[] = [];
@@ -287,38 +288,49 @@ export class AuditWriter {
   }
 
   /**
-   * PostgreSQL: sends the batch on the heads known here, one statement per chain, and moves
-   * those heads to the batch's last records at once, so the next batch can be built on them
-   * before this one has committed. Resolves to the records still to write (a chain's, if its head
-   * had moved or its statement failed; then the head is forgotten and the batches sent behind
-   * it on that chain come back too). Never rejects, so no record written here is written again.
+   * PostgreSQL: sends the batch on the heads known here as one statement, and moves those heads
+   * to the batch's last records at once, so the next batch can be built on them before this one
+   * has committed. Resolves to the records still to write: those of the chains whose head had
+   * moved, or all of them if the statement failed; their heads are forgotten, and the batches sent
+   * behind this one on those chains come back too. Never rejects, so no record written here is
+   * written again.
    */
-  private appendOnKnownHeads(batch: Pending[]): Promise<Pending[]> {
-    const rest: Pending[] = [];
-    return Promise.all([...groupByChain(batch.map((p) => p.input))].map(async ([chain, members]) => {
-      const known = this.heads!.get(chain)!;
-      let rows: DbAuditRow[] = [];
-      let written: number | undefined;
-      try {
+  private async appendOnKnownHeads(batch: Pending[]): Promise<Pending[]> {
+    const rows: DbAuditRow[] = new Array(batch.length);
+    const moves: HeadMove[] = [];
+    const chains = groupByChain(batch.map((p) => p.input));
+    try {
+      for (const [chain, members] of chains) {
+        const known = this.heads!.get(chain)!;
         let head = known;
-        rows = members.map((i) => (head = buildRecord(batch[i].input, chain, head)));
-        this.heads!.set(chain, head);
-        written = await appendOnKnownHead(this.pipe!, chain, known, rows, usesOf(members.map((i) => batch[i].input)));
-      } catch {
-        // Not built, or its statement failed: nothing changed, and the chain goes to the
-        // transaction path as it is, which reports errors record by record.
+        for (const i of members) rows[i] = head = buildRecord(batch[i].input, chain, head);
+        moves.push({ chain, known_seq: known.seq, known_hash: known.hash, seq: head.seq, hash: head.hash });
       }
-      if (written === rows.length) {
-        members.forEach((i, k) => batch[i].resolve(rows[k]));
-        return;
+    } catch {
+      // A record that cannot be built: the transaction path reports it, record by record.
+      return batch;
+    }
+    for (const move of moves) this.heads!.set(move.chain, { seq: move.seq, hash: move.hash });
+    let moved: Set<string> | undefined;
+    try {
+      moved = await appendOnKnownHeads(this.pipe!, moves, rows, usesOf(batch.map((p) => p.input)));
+    } catch {
+      // The statement failed as a whole: nothing counted, nothing written.
+    }
+    const rest: Pending[] = [];
+    for (const [chain, members] of chains) {
+      if (moved?.has(chain)) {
+        for (const i of members) batch[i].resolve(rows[i]);
+        continue;
       }
       this.heads!.delete(chain);
       for (const i of members) {
         // The head had moved: the statement counted the uses but wrote no record; they are not counted again.
-        if (written === 0) batch[i].input = { ...batch[i].input, touch: false };
+        if (moved) batch[i].input = { ...batch[i].input, touch: false };
         rest.push(batch[i]);
       }
-    })).then(() => rest);
+    }
+    return rest;
   }
 }
 
@@ -343,35 +355,65 @@ function groupByChain(inputs: readonly AuditInput[]): Map<string, number[]> {
   return new Map([...byChain].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/**
- * One statement (PostgreSQL): counts `uses`, then moves the chain's head from `known` to the last
- * of `rows` and inserts `rows`, or, if the head is no longer `known`, inserts nothing. Returns how
- * many records it wrote (0: the head had moved). One statement commits as a whole; the unique
- * (chain, seq) index refuses a fork even then.
- */
-async function appendOnKnownHead(pipe: PgPipe, chain: string, known: Head, rows: DbAuditRow[], uses: Use[]): Promise<number> {
-  const last = rows[rows.length - 1];
-  const [result] = await pipe.rows<{ n: number | string }>(
-    APPEND_ON_KNOWN_HEAD,
-    [JSON.stringify(uses), last.seq, last.hash, chain, known.seq, known.hash, JSON.stringify(rows)],
-  );
-  return Number(result.n);
+/** A chain's head moved from what this writer knows to its batch's last record. */
+interface HeadMove {
+  chain: string;
+  known_seq: number;
+  known_hash: string;
+  seq: number;
+  hash: string;
 }
 
 /**
- * The connection rows are locked first, in id order (`locked`), and the head only after every
- * use is counted (`moved` waits for `used`): the order revokeConnection and the transaction path
- * take them in, so none of them can deadlock with this statement. Columns by name, not r.*: only
- * statements without `*` are kept prepared (db/pg_client.ts).
+ * One statement (PostgreSQL): counts `uses`, then moves each chain's head from its known value to
+ * the batch's last record of that chain, and inserts the records of the chains whose head it
+ * moved. Returns those chains (one whose head is no longer the known one is left as it is and gets
+ * no record). One statement commits as a whole; the unique (chain, seq) index refuses a fork even
+ * then.
  */
-const APPEND_ON_KNOWN_HEAD = `with uses as materialized (select u.id, u.n, u.at from json_to_recordset(?::json) as u(id text, n int, at bigint)),
+async function appendOnKnownHeads(pipe: PgPipe, moves: HeadMove[], rows: DbAuditRow[], uses: Use[]): Promise<Set<string>> {
+  const [result] = await (moves.length === 1
+    ? pipe.rows<MovedRow>(APPEND_ON_KNOWN_HEAD, [JSON.stringify(uses), moves[0].seq, moves[0].hash, moves[0].chain, moves[0].known_seq, moves[0].known_hash, JSON.stringify(rows)])
+    : pipe.rows<MovedRow>(APPEND_ON_KNOWN_HEADS, [JSON.stringify(uses), JSON.stringify(moves), JSON.stringify(rows)]));
+  const moved = new Set(result.chains ?? []);
+  const expected = rows.reduce((n, row) => n + (moved.has(row.chain) ? 1 : 0), 0);
+  if (Number(result.n) !== expected) throw new Error(`audit batch wrote ${result.n} records, expected ${expected}`);
+  return moved;
+}
+
+interface MovedRow {
+  chains: string[] | null;
+  n: number | string;
+}
+
+/**
+ * The connection rows are locked first, in id order (`locked`), and the heads only after every use
+ * is counted (`moved` waits for `used`), in chain order: the order revokeConnection and the
+ * transaction path take them in, so none of them can deadlock with these statements. Columns by
+ * name, not r.*: only statements without `*` are kept prepared (db/pg_client.ts).
+ */
+const COUNT_USES = `with uses as materialized (select u.id, u.n, u.at from json_to_recordset(?::json) as u(id text, n int, at bigint)),
   locked as (select id from connections where id in (select id from uses) order by id collate "C" for no key update),
   used as (update connections c set last_used_at = uses.at, call_count = c.call_count + uses.n
-    from uses where c.id = uses.id and c.id in (select id from locked) returning c.id),
+    from uses where c.id = uses.id and c.id in (select id from locked) returning c.id)`;
+const WRITE_MOVED = `written as (insert into audit_log (${COLUMN_LIST}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')}
+    from json_populate_recordset(null::audit_log, ?::json) as r where r.chain in (select chain from moved) returning 1)
+  select (select json_agg(chain) from moved) as chains, (select count(*) from written) as n`;
+
+/** One chain: its head moved from the known seq and hash to the last record's. */
+const APPEND_ON_KNOWN_HEAD = `${COUNT_USES},
   moved as (update audit_heads set seq = ?, hash = ? where chain = ? and seq = ? and hash = ? and (select count(*) from used) >= 0 returning chain),
-  written as (insert into audit_log (${COLUMN_LIST}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')}
-    from moved cross join json_populate_recordset(null::audit_log, ?::json) as r returning 1)
-  select count(*) as n from written`;
+  ${WRITE_MOVED}`;
+
+/** Several chains: their heads locked in chain order (`heads`), then each moved from its known value. */
+const APPEND_ON_KNOWN_HEADS = `${COUNT_USES},
+  moves as materialized (select m.chain, m.known_seq, m.known_hash, m.seq, m.hash
+    from json_to_recordset(?::json) as m(chain text, known_seq bigint, known_hash text, seq bigint, hash text)),
+  heads as (select chain from audit_heads where chain in (select chain from moves) and (select count(*) from used) >= 0
+    order by chain collate "C" for no key update),
+  moved as (update audit_heads h set seq = m.seq, hash = m.hash from moves m
+    where h.chain = m.chain and h.chain in (select chain from heads) and h.seq = m.known_seq and h.hash = m.known_hash returning h.chain),
+  ${WRITE_MOVED}`;
 
 /** Appends many records in the caller's transaction; returns them in input order. */
 export function writeBatch(trx: DbOrTrx, inputs: BatchedAudit[]): Promise<DbAuditRow[]> {

@@ -151,6 +151,47 @@ testOnEachDatabase('on the known head, one statement counts the uses of every co
   t.deepEqual(await verifyChain(chain), { ok: true, checked: 7 });
 });
 
+testOnEachDatabase('one batch over several tenants on known heads is one statement; a tenant whose head another writer moved comes back alone through its head lock', async (t, database) => {
+  const { db, kind } = database;
+  const other = database.connect(); // a second instance's pool
+  try {
+    const tenants = await Promise.all(['one', 'two', 'three', 'four'].map((slug) => createTenant(db, { slug, name: slug })));
+    const user = await createUser(db, { email: 'a@one.example', password: 'long-enough-password' });
+    const connections = await Promise.all(tenants.map((tenant, i) => createConnection(db, {
+      grantId: `grant-${i}`, tenantId: tenant.id, userId: user.id, clientId: 'c', clientKind: 'dynamic', product: 'forge', resource: 'r', scopes: ['forge.chat.read'],
+    })));
+    const writer = new AuditWriter(db);
+    const names = new Map(tenants.map((tenant) => [tenant.id, [] as string[]]));
+    const append = (n: number, name: string, w = writer) => {
+      names.get(tenants[n].id)!.push(name);
+      return w.append({ tenantId: tenants[n].id, connectionId: connections[n].id, kind: 'tool', name, outcome: 'ok', touch: true });
+    };
+    await Promise.all(tenants.map((_, n) => append(n, `learn.${n}`))); // the writer learns every head
+    const statements: string[] = [];
+    db.on('query', (query: { sql: string }) => statements.push(query.sql));
+    await Promise.all(tenants.flatMap((_, n) => [append(n, `a.${n}`), append(n, `b.${n}`)]));
+    if (kind === 'postgres') t.deepEqual(statements.map((sql) => sql.includes('moved as (update audit_heads')), [true], 'eight records of four tenants: one statement');
+
+    await append(2, 'moved.by.other', new AuditWriter(other)); // tenant three's head moves behind the writer's back
+    statements.length = 0;
+    await Promise.all(tenants.flatMap((_, n) => [append(n, `c.${n}`), append(n, `d.${n}`)]));
+    if (kind === 'postgres') {
+      t.is(statements.filter((sql) => sql.includes('moved as (update audit_heads')).length, 1, 'tried in one statement');
+      t.true(statements.some((sql) => sql.startsWith('insert into audit_heads')), 'then tenant three alone through its head lock');
+    }
+
+    for (const [n, tenant] of tenants.entries()) {
+      const rows: DbAuditRow[] = [];
+      for await (const row of chainRows(db, tenant.id)) rows.push(row);
+      t.deepEqual(rows.map((r) => r.name), names.get(tenant.id), `tenant ${n + 1}: every record once, in order`);
+      t.deepEqual(await verifyChain(rows), { ok: true, checked: names.get(tenant.id)!.length });
+      t.is(Number((await db('connections').where({ id: connections[n].id }).first()).call_count), names.get(tenant.id)!.length, `tenant ${n + 1}: every use counted once`);
+    }
+  } finally {
+    await other.destroy();
+  }
+});
+
 testOnEachDatabase('a batch that fails is retried record by record: only the bad record fails', async (t, { db }) => {
   const tenant = await createTenant(db, { slug: 'one', name: 'one' });
   const writer = new AuditWriter(db);
