@@ -4,8 +4,9 @@
  * generators to core 1 (when taskset exists), so they do not compete.
  *
  * Flags: --quick (short runs, 100k audit records; under ~3 minutes), --only tools,statements,
- * tokens,revocation,memory,audit (sections), --servers bare,echo,sqlite,postgres,tenants (tools/call
- * scenarios, matched against their names: `sqlite` also selects "sqlite, 8 tenants"), --profile DIR (servers write CPU profiles; see bench/profile_summary.ts).
+ * tokens,revocation,memory,audit (sections), --servers bare,echo,sqlite,postgres,tenants
+ * (tools/call scenarios, matched against their names: `sqlite` also selects "sqlite, 8 tenants"),
+ * --profile DIR (servers write CPU profiles; see bench/profile_summary.ts).
  * PostgreSQL runs when BENCH_DATABASE_URL or TEST_DATABASE_URL is set.
  */
 import fs from 'node:fs';

@@ -315,7 +315,7 @@ export class AuditWriter {
     try {
       moved = await appendOnKnownHeads(this.pipe!, moves, rows, usesOf(batch.map((p) => p.input)));
     } catch {
-      // The statement failed as a whole: nothing counted, nothing written.
+      // The statement failed, and one statement fails as a whole: nothing counted, nothing written.
     }
     const rest: Pending[] = [];
     for (const [chain, members] of chains) {
@@ -388,8 +388,9 @@ interface MovedRow {
 
 /**
  * The connection rows are locked first, in id order (`locked`), and the heads only after every use
- * is counted (`moved` waits for `used`), in chain order: the order revokeConnection and the
- * transaction path take them in, so none of them can deadlock with these statements. Columns by
+ * is counted (`moved`, or `heads` for several chains, waits for `used`), in chain order: the order
+ * revokeConnection and the transaction path take them in, so none of them can deadlock with these
+ * statements. Columns by
  * name, not r.*: only statements without `*` are kept prepared (db/pg_client.ts).
  */
 const COUNT_USES = `with uses as materialized (select u.id, u.n, u.at from json_to_recordset(?::json) as u(id text, n int, at bigint)),
