@@ -194,6 +194,12 @@ const GATHER_TURNS = 3;
  * comes back the same way.
  */
 export class AuditWriter {
+  /**
+   * What this writer has committed, for /metrics: records, and batches by path (`statement`: one
+   * statement on known heads, PostgreSQL; `transaction`: the locking transaction; `retried`: a
+   * failed batch written again record by record).
+   */
+  readonly stats = { records: 0, statement: 0, transaction: 0, retried: 0 };
   private queue: Pending[] = [];
   /** A batch is being gathered (next). */
   private gathering = false;
@@ -273,15 +279,18 @@ export class AuditWriter {
       rows = await writeTransaction(this.db, (sql) => writeBatchWith(sql, batch.map((p) => p.input)));
     } catch {
       // One by one: a record that cannot be written fails its own call only.
+      this.stats.retried += 1;
       for (const pending of batch) {
         await writeTransaction(this.db, (sql) => writeBatchWith(sql, [pending.input])).then((rows) => this.committed(pending, rows[0]), pending.reject);
       }
       return;
     }
+    this.stats.transaction += 1;
     batch.forEach((pending, i) => this.committed(pending, rows[i]));
   }
 
   private committed(pending: Pending, row: DbAuditRow): void {
+    this.stats.records += 1;
     // Records of one chain commit in seq order, so the last one seen is the head.
     this.heads?.set(row.chain, { seq: Number(row.seq), hash: row.hash });
     pending.resolve(row);
@@ -317,9 +326,11 @@ export class AuditWriter {
     } catch {
       // The statement failed, and one statement fails as a whole: nothing counted, nothing written.
     }
+    if (moved) this.stats.statement += 1;
     const rest: Pending[] = [];
     for (const [chain, members] of chains) {
       if (moved?.has(chain)) {
+        this.stats.records += members.length;
         for (const i of members) batch[i].resolve(rows[i]);
         continue;
       }

@@ -96,6 +96,11 @@ export class Pipeline {
     }
     this.calls = deps.metrics.counter('portico_mcp_calls_total', 'MCP tool calls, resource reads and prompt gets by product, kind and outcome');
     this.durations = deps.metrics.histogram('portico_mcp_call_duration_seconds', 'Duration of MCP tool calls, resource reads and prompt gets by product, kind and outcome');
+    const { stats } = this.audit;
+    deps.metrics.collectedCounter('portico_audit_records_total', 'Audit records of reads and refusals committed by the group commit', () => [[{}, stats.records]]);
+    deps.metrics.collectedCounter('portico_audit_batches_total', 'Group-commit batches by path: statement (one statement on known heads, PostgreSQL), transaction (the head lock), retried (record by record after a failure)', () => [
+      [{ path: 'statement' }, stats.statement], [{ path: 'transaction' }, stats.transaction], [{ path: 'retried' }, stats.retried],
+    ]);
     const ms = deps.config.toolTimeoutMs;
     this.deadlines = new Deadlines(ms, (cancellation) =>
       cancellation.abort(new AppError('timeout', `the call took longer than ${ms} ms and was stopped; nothing was changed`)));

@@ -45,10 +45,11 @@ export class Counter implements Metric {
   }
 }
 
-export class Gauge implements Metric {
-  constructor(readonly name: string, readonly help: string, private readonly collect: () => Array<[Labels, number]>) {}
+/** Values read when /metrics is rendered: a gauge, or a counter kept by its owner. */
+export class Collected implements Metric {
+  constructor(readonly name: string, readonly help: string, private readonly collect: () => Array<[Labels, number]>, private readonly type: 'gauge' | 'counter' = 'gauge') {}
   render(): string {
-    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`];
     for (const [labels, value] of this.collect()) {
       const key = labelKey(labels);
       lines.push(`${this.name}${key ? `{${key}}` : ''} ${value}`);
@@ -89,8 +90,12 @@ export class MetricsRegistry {
   histogram(name: string, help: string, buckets?: number[]): Histogram {
     return this.add(new Histogram(name, help, buckets));
   }
-  gauge(name: string, help: string, collect: () => Array<[Labels, number]>): Gauge {
-    return this.add(new Gauge(name, help, collect));
+  gauge(name: string, help: string, collect: () => Array<[Labels, number]>): Collected {
+    return this.add(new Collected(name, help, collect));
+  }
+  /** A counter whose owner keeps the totals (read at render): they only ever grow. */
+  collectedCounter(name: string, help: string, collect: () => Array<[Labels, number]>): Collected {
+    return this.add(new Collected(name, help, collect, 'counter'));
   }
   render(): string {
     return this.metrics.map((m) => m.render()).join('\n') + '\n';

@@ -84,6 +84,23 @@ mcpTest('tool calls are counted by product and outcome on /metrics', async (t, s
   t.regex(metrics, /portico_mcp_call_duration_seconds_count\{kind="tool",outcome="ok",product="forge"\} 1/);
 });
 
+mcpTest('the group commit reports its records and batches by path on /metrics', async (t, server) => {
+  const { client, close } = await connect(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
+  // One after another: each call's record is its own batch. The first takes the head lock; on
+  // PostgreSQL the writer then knows the head, and the next two are one statement each.
+  for (let i = 0; i < 3; i += 1) await client.callTool({ name: 'forge.list_conversations', arguments: {} });
+  await close();
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(metrics)?.[1]);
+  t.is(value('portico_audit_records_total'), 3);
+  const postgres = server.database.kind === 'postgres';
+  t.deepEqual(
+    ['statement', 'transaction', 'retried'].map((path) => value(`portico_audit_batches_total{path="${path}"}`)),
+    postgres ? [2, 1, 0] : [0, 3, 0],
+  );
+  t.regex(metrics, /# TYPE portico_audit_batches_total counter/);
+});
+
 mcpTest('MCP lists only what the grant’s scopes allow; resources and prompts are scope-checked like tools', async (t, server) => {
   const reader = await connect(server, { product: 'forge', tenant: 'acme', scopes: ['forge.documents.read'] });
   try {
