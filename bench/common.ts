@@ -132,6 +132,26 @@ export function rssBytes(pid: number): number {
   }
 }
 
+/**
+ * PostgreSQL: a CHECKPOINT before measuring, so that what earlier work left unwritten (a test
+ * suite's thousands of dropped schemas are as many files to sync) is not flushed in the middle of
+ * a load: such a checkpoint's sync phase once took 6.3 s and held every commit meanwhile
+ * (docs/performance.md, item 14). Needs a superuser or pg_checkpoint; without, the run goes on.
+ */
+export async function checkpointPostgres(): Promise<void> {
+  if (!PG_URL) return;
+  const db = knexFactory({ client: 'pg', connection: PG_URL });
+  try {
+    const started = Date.now();
+    await db.raw('checkpoint');
+    log(`PostgreSQL CHECKPOINT before measuring: ${Date.now() - started} ms`);
+  } catch (error) {
+    log(`PostgreSQL CHECKPOINT before measuring not run: ${(error as Error).message}`);
+  } finally {
+    await db.destroy();
+  }
+}
+
 /** A fresh database for one server (or several instances sharing it). */
 export interface BenchDatabase {
   kind: Kind;

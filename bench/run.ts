@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { auditLog, type AuditRow } from './audit_log.js';
-import { hasTaskset, KINDS, log, option, QUICK } from './common.js';
+import { checkpointPostgres, hasTaskset, KINDS, log, option, QUICK } from './common.js';
 import { flatMemory, sessionMemory, type FlatMemory, type SessionMemory } from './memory.js';
 import { revocation, type RevocationRow } from './revocation.js';
 import { statementCounts, type StatementRow } from './statements.js';
@@ -45,6 +45,7 @@ const report: {
   seconds: SECONDS,
 };
 
+await checkpointPostgres();
 if (wanted('tools')) report.tools_call = await toolsCall(KINDS, servers);
 if (wanted('statements')) report.statements = await statementCounts(KINDS);
 if (wanted('tokens')) report.token_endpoint = await tokenEndpoint(KINDS);
