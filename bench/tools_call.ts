@@ -80,7 +80,7 @@ export const TENANTS = 8;
 async function startFull(kind: Kind, tenants = 1): Promise<Target> {
   const database = await createDatabase(kind);
   const server = await startPortico(database);
-  const admins = ['admin@acme.example'];
+  const admins = [{ email: 'admin@acme.example', tenant: 'acme' }];
   if (tenants > 1) {
     const db = database.connect();
     try {
@@ -90,7 +90,7 @@ async function startFull(kind: Kind, tenants = 1): Promise<Target> {
           const user = await createUser(trx, { email: `admin@tenant-${n}.example`, password: PASSWORD, displayName: `Admin ${n}` });
           await addMembership(trx, { userId: user.id, tenantId: tenant.id, role: 'admin' });
           await forge.seedDemo!(trx, tenant, { [user.email]: user.id });
-          admins.push(user.email);
+          admins.push({ email: user.email, tenant: tenant.slug });
         });
       }
     } finally {
@@ -98,8 +98,7 @@ async function startFull(kind: Kind, tenants = 1): Promise<Target> {
     }
   }
   const tokens: string[] = [];
-  for (const email of admins) {
-    const tenant = email.slice(email.indexOf('@') + 1, -'.example'.length);
+  for (const { email, tenant } of admins) {
     tokens.push((await authorizeWithPassword(server.url, { email, password: PASSWORD, tenant, resource: `${server.url}/mcp/forge`, scopes: ['forge.chat.read'] })).accessToken);
   }
   return {

@@ -401,8 +401,8 @@ interface MovedRow {
  * The connection rows are locked first, in id order (`locked`), and the heads only after every use
  * is counted (`moved`, or `heads` for several chains, waits for `used`), in chain order: the order
  * revokeConnection and the transaction path take them in, so none of them can deadlock with these
- * statements. Columns by
- * name, not r.*: only statements without `*` are kept prepared (db/pg_client.ts).
+ * statements. Columns by name, not r.*: only statements without `*` are kept prepared
+ * (db/pg_client.ts).
  */
 const COUNT_USES = `with uses as materialized (select u.id, u.n, u.at from json_to_recordset(?::json) as u(id text, n int, at bigint)),
   locked as (select id from connections where id in (select id from uses) order by id collate "C" for no key update),
