@@ -232,6 +232,24 @@ function readTurn(): Promise<void> {
 
 const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
 
+/**
+ * A LIMIT bound as a parameter (`limit ?`, as knex compiles `.limit(n)`). SQLite plans such a
+ * statement with the bound value as if it were written in the SQL (computeLimitRegisters reads it
+ * through sqlite3ExprIsInteger), and so marks the parameter as one whose binding expires the
+ * statement: every execution binds it again, and every step then parses and plans the whole
+ * statement anew (sqlite3Reprepare). A kept statement saved nothing: the forge listing's read
+ * spent ~9 % of a loaded server's CPU in SQLite's parser (docs/performance.md, item 15).
+ * `limit +?` is the same value through unary plus, SQLite's no-op, which it evaluates when the
+ * statement runs: the same result and the same errors (a value that is not an integer is a
+ * datatype mismatch either way), and a plan made once.
+ */
+const BOUND_LIMIT = /\blimit \?/gi;
+
+/** `sql` with each bound LIMIT evaluated at run time (BOUND_LIMIT). */
+export function limitAtRunTime(sql: string): string {
+  return sql.replace(BOUND_LIMIT, 'limit +?');
+}
+
 /** The connection's prepared statement for `sql`, prepared once. */
 function prepared(connection: BetterSqlite3.Database, sql: string): BetterSqlite3.Statement {
   let cache = statements.get(connection);
@@ -239,7 +257,7 @@ function prepared(connection: BetterSqlite3.Database, sql: string): BetterSqlite
   let statement = cache.get(sql);
   if (!statement) {
     if (cache.size >= MAX_CACHED_STATEMENTS) cache.clear();
-    statement = connection.prepare(sql);
+    statement = connection.prepare(limitAtRunTime(sql));
     cache.set(sql, statement);
   }
   return statement;
