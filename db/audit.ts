@@ -92,11 +92,23 @@ const HASH_KEYS = [...HASHED_FIELDS].sort().map((field, i) => [field, `${i ? ','
  */
 export function recordHash(row: Omit<DbAuditRow, 'hash'>): string {
   let text = row.prev_hash;
-  for (const [field, prefix] of HASH_KEYS) {
-    const value = row[field] ?? null;
-    text += prefix + (typeof value === 'object' && value !== null ? canonicalJson(value) : JSON.stringify(value));
-  }
+  for (const [field, prefix] of HASH_KEYS) text += prefix + scalarJson(row[field]);
   return sha256Hex(`${text}}`);
+}
+
+/** A string JSON writes as it is between quotes: no quote, backslash, control character or surrogate. */
+const PLAIN_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/**
+ * JSON.stringify of a record's field (absent as null), without a call into the JSON serialiser
+ * for the common values: ids, names and digests are plain strings, times and counts finite
+ * numbers. Sixteen such calls per record were ~1.6 % of a loaded server's CPU.
+ */
+function scalarJson(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'string') return PLAIN_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
+  if (typeof value === 'number' && Number.isFinite(value)) return `${value}`;
+  return typeof value === 'object' ? canonicalJson(value) : JSON.stringify(value);
 }
 
 export async function appendAudit(db: DbOrTrx, input: AuditInput): Promise<DbAuditRow> {
@@ -109,7 +121,8 @@ export async function appendAudit(db: DbOrTrx, input: AuditInput): Promise<DbAud
 
 /** The next record of a chain after `head`, hashed. */
 function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash: string }): DbAuditRow {
-  const partial: Omit<DbAuditRow, 'hash'> = {
+  // The record's final shape from the start (hash last, as COLUMNS has it); recordHash skips `hash`.
+  const row: DbAuditRow = {
     id: uuidv7(),
     chain,
     seq: head.seq + 1,
@@ -127,8 +140,10 @@ function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash
     duration_ms: input.durationMs ?? null,
     request_id: input.requestId ?? null,
     prev_hash: head.hash,
+    hash: '',
   };
-  return { ...partial, hash: recordHash(partial) };
+  row.hash = recordHash(row);
+  return row;
 }
 
 async function saveHead(sql: SqlRunner, chain: string, head: { seq: number; hash: string }): Promise<void> {

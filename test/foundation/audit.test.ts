@@ -79,7 +79,7 @@ test('the record hash is sha256(prev_hash + canonical JSON of the hashed fields)
   const row = fc.record({
     id: fc.uuid(), chain: fc.string({ maxLength: 36 }), seq: fc.nat(), time: fc.nat(), tenant_id: text, user_id: text, client_id: text, connection_id: text,
     product: text, kind: fc.constantFrom('tool', 'resource', 'prompt', 'auth', 'admin' as const), name: fc.string({ unit: 'binary', maxLength: 80 }),
-    args_digest: text, args_redacted: text, outcome: fc.string({ maxLength: 20 }), duration_ms: fc.option(fc.integer(), { nil: null }), request_id: text,
+    args_digest: text, args_redacted: text, outcome: fc.string({ maxLength: 20 }), duration_ms: fc.option(fc.oneof(fc.integer(), fc.double()), { nil: null }), request_id: text,
     prev_hash: fc.string({ maxLength: 64 }),
   });
   t.notThrows(() => fc.assert(fc.property(row, (r) => recordHash(r as Omit<DbAuditRow, 'hash'>) === reference(r as Omit<DbAuditRow, 'hash'>)), { numRuns: 2_000 }));
@@ -103,7 +103,7 @@ test('an export line equals JSON.stringify for any UTF-16 text, lone surrogates 
   const text = fc.oneof(fc.string({ unit: anyCodeUnit, maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), fc.constant(null));
   const row = fc.record({
     id: fc.uuid(), chain: text, seq: fc.nat(), time: fc.nat(), tenant_id: text, user_id: text, client_id: text, connection_id: text, product: text,
-    kind: text, name: text, args_digest: text, args_redacted: text, outcome: text, duration_ms: fc.option(fc.integer(), { nil: null }), request_id: text,
+    kind: text, name: text, args_digest: text, args_redacted: text, outcome: text, duration_ms: fc.option(fc.oneof(fc.integer(), fc.double()), { nil: null }), request_id: text,
     prev_hash: text, hash: text,
   });
   t.notThrows(() => fc.assert(fc.property(row, (r) => {
