@@ -35,10 +35,21 @@ export class Cancellation {
     this.controller?.abort(reason);
   }
 
-  /** Calls `listener` once, when cancelled (at once if it already is). */
-  onAbort(listener: (reason: unknown) => void): void {
-    if (this.cancelled) listener(this.reason);
-    else (this.listeners ??= []).push(listener);
+  /**
+   * Calls `listener` once, when cancelled (at once if it already is). Returns what removes it:
+   * a caller done with the cancellation removes its listener, so nothing the listener holds (a
+   * call's promise and, through it, the call's result) stays reachable from the cancellation.
+   */
+  onAbort(listener: (reason: unknown) => void): () => void {
+    if (this.cancelled) {
+      listener(this.reason);
+      return () => undefined;
+    }
+    (this.listeners ??= []).push(listener);
+    return () => {
+      const i = this.listeners?.indexOf(listener) ?? -1;
+      if (i >= 0) this.listeners!.splice(i, 1);
+    };
   }
 }
 

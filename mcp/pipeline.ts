@@ -419,14 +419,16 @@ export class Pipeline {
     if (followed?.aborted) cancellation.abort(cancelledError());
     else followed?.addEventListener('abort', () => cancellation.abort(cancelledError()), { once: true });
     this.deadlines.start(cancellation);
+    let stopListening: (() => void) | undefined;
     try {
       return await new Promise<T>((resolve, reject) => {
         // Listeners run before the handler's signal aborts: the call fails as timed out (or
         // cancelled), whatever the abort then sets off in the handler.
-        cancellation.onAbort((reason) => reject(reason instanceof AppError ? reason : cancelledError()));
+        stopListening = cancellation.onAbort((reason) => reject(reason instanceof AppError ? reason : cancelledError()));
         work(cancellation).then(resolve, reject);
       });
     } finally {
+      stopListening?.();
       this.deadlines.end(cancellation);
     }
   }

@@ -1,9 +1,24 @@
 /**
  * mcp/cancellation.ts: a call's cancellation, whose AbortSignal is made only when read, and the
- * calls' time-outs on one timer.
+ * calls' time-outs on one timer; and that a finished call leaves nothing of itself reachable
+ * from its cancellation.
  */
 import test from 'ava';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { Cancellation, Deadlines } from '../../mcp/cancellation.js';
+import { Pipeline } from '../../mcp/pipeline.js';
+import { PrincipalCache } from '../../mcp/principal_cache.js';
+import { PRODUCTS } from '../../mcp/products/index.js';
+import { migrateLatest } from '../../db/migrate.js';
+import { seedDemoIfEmpty } from '../../db/demo.js';
+import { defaultSeeders } from '../../mounts.js';
+import { buildCatalog } from '../../shared/catalog.js';
+import { loadConfig } from '../../shared/config.js';
+import { createLogger } from '../../shared/log.js';
+import { MetricsRegistry } from '../../shared/metrics.js';
+import { createTestDatabase } from '../helpers/db.js';
+import { issueAccessToken } from '../helpers/grants.js';
 
 test('listeners run once, in order, before the signal aborts; later listeners run at once', (t) => {
   const cancellation = new Cancellation();
@@ -21,6 +36,21 @@ test('listeners run once, in order, before the signal aborts; later listeners ru
   cancellation.onAbort((reason) => seen.push(`late ${String(reason)}`));
   t.is(seen.at(-1), 'late stop');
   t.is(cancellation.signal, signal, 'one signal');
+});
+
+test('a listener can be removed: it is not called, the others are, in order; removing again or after the abort is harmless', (t) => {
+  const cancellation = new Cancellation();
+  const seen: string[] = [];
+  cancellation.onAbort(() => seen.push('first'));
+  const removeSecond = cancellation.onAbort(() => seen.push('second'));
+  cancellation.onAbort(() => seen.push('third'));
+  removeSecond();
+  removeSecond();
+  cancellation.abort('stop');
+  t.deepEqual(seen, ['first', 'third']);
+  const removeLate = cancellation.onAbort(() => seen.push('late'));
+  removeLate();
+  t.deepEqual(seen, ['first', 'third', 'late'], 'a listener added after the abort has run already');
 });
 
 test('a signal first read after the abort is aborted already, with the same reason', (t) => {
@@ -67,4 +97,47 @@ test('deadlines expire in the order they started, each after its own time, and n
   deadlines.end(c);
   await sleep(60);
   t.deepEqual(expired, ['a', 'b']);
+});
+
+test('a finished call leaves nothing reachable from its cancellation: its result can be collected while the cancellation lives [sqlite]', async (t) => {
+  const database = await createTestDatabase('sqlite');
+  const db = database.connect();
+  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
+  const catalog = buildCatalog(PRODUCTS);
+  const pipeline = new Pipeline({
+    db, config, catalog, log: createLogger('silent'), metrics: new MetricsRegistry(), isLive: (id) => catalog.isLive(id),
+    principals: new PrincipalCache({ maxEntries: 100, maxAgeMs: 30_000 }),
+  });
+  t.teardown(async () => {
+    await pipeline.close();
+    await db.destroy();
+    await database.drop();
+  });
+  await migrateLatest(db);
+  await seedDemoIfEmpty(db, { password: 'test-password-1', seeders: defaultSeeders() });
+  const tenant = await db('tenants').where({ slug: 'acme' }).first();
+  const user = await db('users').where({ email: 'admin@acme.example' }).first();
+  const { token } = await issueAccessToken(db, { tenantId: tenant.id, userId: user.id, product: 'forge', resource: `${config.mcpUrl}/forge`, scopes: ['forge.chat.read'] });
+  const principal = await pipeline.authenticate(token, 'forge');
+
+  // The host keeps a call's cancellation while the call is in flight, and the client may still
+  // cancel it after it has finished. Nothing of the finished call may hang on it: a listener
+  // left there held the call's promise, and the promise the call's result (docs/performance.md,
+  // item 15: every call's objects then outlived the young generation).
+  const cancellation = new Cancellation();
+  const collected = await (async () => {
+    const result = await pipeline.callTool('forge', principal, 'forge.list_conversations', { limit: 10 }, { requestId: 'r-1', cancellation });
+    t.falsy(result.isError);
+    t.true(Array.isArray((result.structuredContent as { conversations?: unknown }).conversations));
+    return new WeakRef(result.structuredContent as object);
+  })();
+  v8.setFlagsFromString('--expose-gc');
+  const gc = vm.runInNewContext('gc') as () => void;
+  for (let i = 0; i < 5 && collected.deref(); i += 1) {
+    await new Promise((resolve) => setImmediate(resolve)); // a WeakRef's target is kept until the current job ends
+    gc();
+  }
+  t.is(collected.deref(), undefined, 'the finished call\'s result is not reachable from its cancellation');
+  t.false(cancellation.aborted);
+  t.notThrows(() => cancellation.abort('the client cancelled after the answer'));
 });
