@@ -233,21 +233,25 @@ function readTurn(): Promise<void> {
 const statements = new WeakMap<BetterSqlite3.Database, Map<string, BetterSqlite3.Statement>>();
 
 /**
- * A LIMIT bound as a parameter (`limit ?`, as knex compiles `.limit(n)`). SQLite plans such a
- * statement with the bound value as if it were written in the SQL (computeLimitRegisters reads it
- * through sqlite3ExprIsInteger), and so marks the parameter as one whose binding expires the
- * statement: every execution binds it again, and every step then parses and plans the whole
- * statement anew (sqlite3Reprepare). A kept statement saved nothing: the forge listing's read
- * spent ~9 % of a loaded server's CPU in SQLite's parser (docs/performance.md, item 15).
- * `limit +?` is the same value through unary plus, SQLite's no-op, which it evaluates when the
- * statement runs: the same result and the same errors (a value that is not an integer is a
- * datatype mismatch either way), and a plan made once.
+ * Bound values SQLite would plan with. SQLite plans some statements with the values bound to
+ * them, as if they were written in the SQL, and then marks those parameters as expiring the
+ * statement when they are bound again: every execution binds them again, and every step then
+ * parses and plans the whole statement anew (sqlite3Reprepare), so a kept statement saves
+ * nothing. SQLite 3.53 (better-sqlite3 12) does it for a bound LIMIT (`limit ?`, as knex compiles
+ * `.limit(n)`: computeLimitRegisters reads it through sqlite3ExprIsInteger); 3.54 (better-sqlite3
+ * 13, Node 24) also for a value compared for equality in a statement with an ORDER BY. forge's
+ * listing spent ~9 % of a loaded server's CPU in SQLite's parser (docs/performance.md, item 15).
+ * `+?` is the same value through unary plus, SQLite's no-op, which SQLite evaluates when the
+ * statement runs: the same result, the same affinity rules (a bound parameter has no affinity,
+ * nor has `+?`) and the same errors (a LIMIT that is not an integer is a datatype mismatch either
+ * way); the plan is made once and still uses the same indexes (the value side of a comparison
+ * does not decide that).
  */
-const BOUND_LIMIT = /\blimit \?/gi;
+const PLANNED_WITH = /\blimit \?|= \?/gi;
 
-/** `sql` with each bound LIMIT evaluated at run time (BOUND_LIMIT). */
-export function limitAtRunTime(sql: string): string {
-  return sql.replace(BOUND_LIMIT, 'limit +?');
+/** `sql` with each bound LIMIT and each value compared with `=` evaluated at run time (PLANNED_WITH). */
+export function boundValuesAtRunTime(sql: string): string {
+  return sql.replace(PLANNED_WITH, (bound) => `${bound.slice(0, -1)}+?`);
 }
 
 /** The connection's prepared statement for `sql`, prepared once. */
@@ -257,7 +261,7 @@ function prepared(connection: BetterSqlite3.Database, sql: string): BetterSqlite
   let statement = cache.get(sql);
   if (!statement) {
     if (cache.size >= MAX_CACHED_STATEMENTS) cache.clear();
-    statement = connection.prepare(limitAtRunTime(sql));
+    statement = connection.prepare(boundValuesAtRunTime(sql));
     cache.set(sql, statement);
   }
   return statement;
