@@ -41,33 +41,12 @@ function parent(): void {
 }
 
 async function measure(variant: Variant, concurrency: number, seconds: number, kind: Kind): Promise<void> {
-  const { migrateLatest } = await import('../db/migrate.js');
-  const { seedDemoIfEmpty } = await import('../db/demo.js');
-  const { defaultSeeders } = await import('../mounts.js');
-  const { PRODUCTS } = await import('../mcp/products/index.js');
-  const { buildCatalog } = await import('../shared/catalog.js');
-  const { loadConfig } = await import('../shared/config.js');
-  const { createLogger } = await import('../shared/log.js');
-  const { MetricsRegistry } = await import('../shared/metrics.js');
-  const { Pipeline } = await import('../mcp/pipeline.js');
-  const { PrincipalCache } = await import('../mcp/principal_cache.js');
-  const { issueAccessToken } = await import('../test/helpers/grants.js');
+  const { forgePipeline } = await import('../test/helpers/pipeline.js');
 
   const database = await createDatabase(kind);
   const db = database.connect();
   try {
-    await migrateLatest(db);
-    await seedDemoIfEmpty(db, { password: PASSWORD, seeders: defaultSeeders() });
-    const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
-    const catalog = buildCatalog(PRODUCTS);
-    const pipeline = new Pipeline({
-      db, config, catalog, log: createLogger('silent'), metrics: new MetricsRegistry(), isLive: (id) => catalog.isLive(id),
-      principals: new PrincipalCache({ maxEntries: 10_000, maxAgeMs: 30_000 }),
-    });
-    const tenant = await db('tenants').where({ slug: 'acme' }).first();
-    const user = await db('users').where({ email: 'admin@acme.example' }).first();
-    const { token } = await issueAccessToken(db, { tenantId: tenant.id, userId: user.id, product: 'forge', resource: `${config.mcpUrl}/forge`, scopes: ['forge.chat.read'] });
-    const principal = await pipeline.authenticate(token, 'forge');
+    const { pipeline, principal } = await forgePipeline(db, database.url, PASSWORD);
 
     // Parts taken away, in this process only (it measures one variant and exits).
     if (variant === 'no-audit' || variant === 'neither') (pipeline as unknown as { audit: { append(): Promise<unknown> } }).audit.append = async () => ({});

@@ -7,18 +7,8 @@ import test from 'ava';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { Cancellation, Deadlines } from '../../mcp/cancellation.js';
-import { Pipeline } from '../../mcp/pipeline.js';
-import { PrincipalCache } from '../../mcp/principal_cache.js';
-import { PRODUCTS } from '../../mcp/products/index.js';
-import { migrateLatest } from '../../db/migrate.js';
-import { seedDemoIfEmpty } from '../../db/demo.js';
-import { defaultSeeders } from '../../mounts.js';
-import { buildCatalog } from '../../shared/catalog.js';
-import { loadConfig } from '../../shared/config.js';
-import { createLogger } from '../../shared/log.js';
-import { MetricsRegistry } from '../../shared/metrics.js';
 import { createTestDatabase } from '../helpers/db.js';
-import { issueAccessToken } from '../helpers/grants.js';
+import { forgePipeline } from '../helpers/pipeline.js';
 
 test('listeners run once, in order, before the signal aborts; later listeners run at once', (t) => {
   const cancellation = new Cancellation();
@@ -102,23 +92,12 @@ test('deadlines expire in the order they started, each after its own time, and n
 test('a finished call leaves nothing reachable from its cancellation: its result can be collected while the cancellation lives [sqlite]', async (t) => {
   const database = await createTestDatabase('sqlite');
   const db = database.connect();
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
-  const catalog = buildCatalog(PRODUCTS);
-  const pipeline = new Pipeline({
-    db, config, catalog, log: createLogger('silent'), metrics: new MetricsRegistry(), isLive: (id) => catalog.isLive(id),
-    principals: new PrincipalCache({ maxEntries: 100, maxAgeMs: 30_000 }),
-  });
   t.teardown(async () => {
-    await pipeline.close();
     await db.destroy();
     await database.drop();
   });
-  await migrateLatest(db);
-  await seedDemoIfEmpty(db, { password: 'test-password-1', seeders: defaultSeeders() });
-  const tenant = await db('tenants').where({ slug: 'acme' }).first();
-  const user = await db('users').where({ email: 'admin@acme.example' }).first();
-  const { token } = await issueAccessToken(db, { tenantId: tenant.id, userId: user.id, product: 'forge', resource: `${config.mcpUrl}/forge`, scopes: ['forge.chat.read'] });
-  const principal = await pipeline.authenticate(token, 'forge');
+  const { pipeline, principal } = await forgePipeline(db, database.url);
+  t.teardown(() => pipeline.close());
 
   // The host keeps a call's cancellation while the call is in flight, and the client may still
   // cancel it after it has finished. Nothing of the finished call may hang on it: a listener
