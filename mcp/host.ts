@@ -135,7 +135,8 @@ export class McpHost {
       } catch (thrown) {
         const error = toAppError(thrown);
         if (message && error.status === 401) {
-          await this.deps.pipeline.auditRefusedToken(token, productId, String(message.method), message.params, error, requestId).catch((auditError) =>
+          const admit = (connectionId: string) => this.limiter.hit(connectionId) === 0;
+          await this.deps.pipeline.auditRefusedToken(token, productId, String(message.method), message.params, error, requestId, admit).catch((auditError) =>
             this.deps.log.error('audit of a refused token failed', { request_id: requestId, err: auditError }));
         }
         throw error;

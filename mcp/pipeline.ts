@@ -140,13 +140,15 @@ export class Pipeline {
   /**
    * A call refused at step 1 is audited in the log of the tenant the token belongs to, when the
    * token belongs to anyone (a token of another product, a revoked connection). Unknown tokens
-   * leave no record: anyone could otherwise fill a tenant's log.
+   * leave no record: anyone could otherwise fill a tenant's log. `admit` is asked with the
+   * owner's connection before anything is written: a client that goes on calling with a refused
+   * token is held to the connection's rate limit in the log too (its calls are still refused).
    */
-  async auditRefusedToken(token: string | undefined, productId: string, method: string, params: unknown, error: AppError, requestId: string): Promise<void> {
+  async auditRefusedToken(token: string | undefined, productId: string, method: string, params: unknown, error: AppError, requestId: string, admit: (connectionId: string) => boolean): Promise<void> {
     const kind = METHOD_KIND[method as PipelineMethod];
     if (!token || !kind) return;
     const owner = await findTokenOwner(this.deps.db, token);
-    if (!owner) return;
+    if (!owner || !admit(owner.connectionId)) return;
     const { name, args } = describeCall(method as PipelineMethod, productId, params);
     await this.auditAlone({
       tenantId: owner.tenantId, userId: owner.userId, clientId: owner.clientId, connectionId: owner.connectionId, product: productId,

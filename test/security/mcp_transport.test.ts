@@ -281,3 +281,28 @@ mcpTest('each connection is rate limited: 429 with Retry-After, nothing runs, ot
   const quietSession = await openSession(server, quiet.token, 'forge');
   t.is((await rawCall(server, quiet.token, 'forge', 'tools/list', {}, { sessionId: quietSession })).status, 200, 'another connection is not affected');
 }, { env: { RATE_LIMIT_PER_MINUTE: '8' } });
+
+mcpTest('a client calling on with a refused token is refused every time, and its records are held to the rate limit', async (t, server) => {
+  const limit = server.config.rateLimitPerMinute;
+  // A token of another product belongs to a connection: its refusals are audited in that tenant.
+  const misdirected = await grant(server, { product: 'aegis', tenant: 'acme', scopes: ['aegis.scans.read'] });
+  for (let i = 0; i < limit + 5; i++) {
+    const refused = await rawCall(server, misdirected.token, 'forge', 'tools/call', { name: 'forge.list_conversations', arguments: {} }, { id: i, sessionId: 'never-looked-up' });
+    t.is(refused.status, 401, 'refused every time, never 429: the client must learn that its token is wrong');
+    t.is(refused.body.error.data.code, 'invalid_token');
+  }
+  t.is((await auditOf(server, 'acme', { connection_id: misdirected.connection.id })).length, limit, 'one record per call up to the limit, none after');
+
+  // The same for a revoked connection's token.
+  const revoked = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const { revokeConnection } = await import('../../db/grant_store.js');
+  await server.db.transaction((trx) => revokeConnection(trx, revoked.connection, { reason: 'test' }));
+  await server.events.publish({ type: 'connection.revoked', connectionId: revoked.connection.id, grantId: revoked.connection.grant_id });
+  for (let i = 0; i < limit + 5; i++) {
+    const refused = await rawCall(server, revoked.token, 'forge', 'tools/call', { name: 'forge.list_conversations', arguments: {} }, { id: i, sessionId: 'never-looked-up' });
+    t.is(refused.status, 401);
+    t.is(refused.body.error.data.code, 'connection_revoked');
+  }
+  const records = await auditOf(server, 'acme', { connection_id: revoked.connection.id, name: 'forge.list_conversations' });
+  t.deepEqual(records.map((r) => r.outcome), Array(limit).fill('connection_revoked'));
+}, { env: { RATE_LIMIT_PER_MINUTE: '8' } });
