@@ -114,6 +114,7 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
     // Public clients get refresh tokens without offline_access (MCP clients rarely ask for it),
     // and tokens do not die with the browser session at the authorization server (notes §1.7).
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken,
     expiresWithSession: async () => false,
     // Code replay, refresh-token reuse and refresh-token revocation revoke the whole grant (RFC 9700
     // §4.14, OAuth 2.1 §4.1.3); revoking only an access token does not.
@@ -181,4 +182,25 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
   const provider = new Provider(config.authUrl, configuration);
   provider.proxy = config.trustProxy;
   return provider;
+}
+
+/**
+ * oidc-provider consumes a rotated refresh token before it resolves the requested resource
+ * (lib/actions/grants/refresh_token.js): a refresh asking for a resource its grant does not hold
+ * was refused with `invalid_target` but cost the client its refresh token, and the client's next,
+ * correct refresh looked like reuse and revoked the connection. This hook runs before the
+ * consume, so such a request is refused here with nothing spent. Otherwise the provider's default
+ * rotation: public clients' tokens on every use, others' past 70 % of their life, none after a year.
+ */
+function rotateRefreshToken(ctx: KoaContextWithOIDC): boolean {
+  const refreshToken = ctx.oidc.entities.RefreshToken!;
+  const requested = ctx.oidc.params?.resource as string | string[] | undefined;
+  if (requested !== undefined) {
+    const indicators = [requested].flat();
+    if (indicators.length !== 1) throw new errors.InvalidTarget('request exactly one resource: each product is connected separately');
+    if (!refreshToken.resourceIndicators.has(indicators[0])) throw new errors.InvalidTarget('the refresh token was not issued for this resource');
+  }
+  if (refreshToken.totalLifetime() >= 365.25 * 24 * 3600) return false;
+  if (ctx.oidc.client!.clientAuthMethod === 'none' && !refreshToken.isSenderConstrained()) return true;
+  return refreshToken.ttlPercentagePassed() >= 70;
 }

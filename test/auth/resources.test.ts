@@ -46,9 +46,16 @@ for (const kind of databasesUnderTest()) {
       const switched = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken!, client_id: tokens.clientId, resource: server.aegis });
       t.is(switched.status, 400);
       t.is(((await switched.json()) as { error: string }).error, 'invalid_target');
+      const both = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken!, client_id: tokens.clientId, resource: [server.forge, server.aegis] });
+      t.is(((await both.json()) as { error: string }).error, 'invalid_target');
       // Nor can another product's scope ride on the forge grant.
       const widened = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken!, client_id: tokens.clientId, scope: 'forge.chat.read forge.chat.write' });
       t.is(((await widened.json()) as { error: string }).error, 'invalid_scope');
+      // The refusals spent nothing: the same refresh token still works, and the connection lives.
+      const refreshed = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken!, client_id: tokens.clientId, resource: server.forge });
+      t.is(refreshed.status, 200, await refreshed.clone().text());
+      const fresh = (await refreshed.json()) as { access_token: string };
+      t.is((await authenticateBearer(db, fresh.access_token, server.forge)).connectionId, (await authenticateBearer(db, tokens.accessToken, server.forge)).connectionId);
     } finally {
       await server.close();
     }

@@ -231,11 +231,14 @@ export async function consent(
   return follow(baseUrl, jar, response);
 }
 
-export async function tokenRequest(baseUrl: string, fields: Record<string, string>): Promise<Response> {
+/** A token request; a field given as an array is sent once per value (several `resource`s). */
+export async function tokenRequest(baseUrl: string, fields: Record<string, string | string[]>): Promise<Response> {
+  const body = new URLSearchParams();
+  for (const [name, value] of Object.entries(fields)) for (const one of [value].flat()) body.append(name, one);
   return fetch(`${baseUrl}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(fields).toString(),
+    body: body.toString(),
   });
 }
 
