@@ -4,7 +4,6 @@
  * `npm run admin -- audit verify --file <export>` without access to the database.
  */
 import fs from 'node:fs';
-import readline from 'node:readline';
 import type { DbAuditRow } from './audit.js';
 
 export const EXPORT_COLUMNS = ['id', 'chain', 'seq', 'time', 'tenant_id', 'user_id', 'client_id', 'connection_id', 'product', 'kind', 'name', 'args_digest', 'args_redacted', 'outcome', 'duration_ms', 'request_id', 'prev_hash', 'hash'] as const;
@@ -33,9 +32,19 @@ export function toJsonLine(row: DbAuditRow): string {
   return `${line}}\n`;
 }
 
+/**
+ * Cells a spreadsheet would take for a formula (OWASP, "CSV Injection": a leading =, +, -, @, tab
+ * or carriage return) are written with a leading apostrophe, which spreadsheets show as text. A
+ * tool name or argument in the log is the caller's text, so an export opened in a spreadsheet
+ * must not run it. A cell that starts with an apostrophe gets one more, so `readExport` takes
+ * exactly one off every cell that has one and reads back what was logged.
+ */
+const FORMULA_START = /^[=+\-@\t\r']/;
+
 function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
-  const text = String(value);
+  let text = String(value);
+  if (FORMULA_START.test(text)) text = `'${text}`;
   return /[",\r\n]/.test(text) || text === '' ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -122,29 +131,48 @@ function rowFrom(values: Record<string, unknown>): DbAuditRow {
   return row as unknown as DbAuditRow;
 }
 
+/**
+ * The file's lines, split at LF only. (readline also ends a line at a lone CR, which a quoted CSV
+ * cell may hold: the cell would come back with LF in its place and its record would not verify.)
+ */
+async function* linesOf(path: string): AsyncGenerator<string> {
+  let rest = '';
+  for await (const chunk of fs.createReadStream(path, 'utf8')) {
+    const text = rest + (chunk as string);
+    let start = 0;
+    for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
+      yield text.slice(start, end);
+      start = end + 1;
+    }
+    rest = text.slice(start);
+  }
+  if (rest) yield rest;
+}
+
 /** Reads an export file (JSONL or CSV, told apart by its first line) record by record. */
 export async function* readExport(path: string): AsyncGenerator<DbAuditRow> {
-  const lines = readline.createInterface({ input: fs.createReadStream(path, 'utf8'), crlfDelay: Infinity });
   let format: ExportFormat | undefined;
-  let pending = '';
-  for await (const line of lines) {
+  let pending: string | undefined;
+  for await (const line of linesOf(path)) {
     if (!format) {
       format = line.startsWith('{') ? 'jsonl' : 'csv';
       if (format === 'csv') {
-        if (line !== EXPORT_COLUMNS.join(',')) throw new Error('not a Portico audit export: unexpected CSV header');
+        if (line.replace(/\r$/, '') !== EXPORT_COLUMNS.join(',')) throw new Error('not a Portico audit export: unexpected CSV header');
         continue;
       }
     }
-    if (!line && !pending) continue;
     if (format === 'jsonl') {
-      yield rowFrom(JSON.parse(line) as Record<string, unknown>);
+      if (line.trim()) yield rowFrom(JSON.parse(line) as Record<string, unknown>);
       continue;
     }
-    // A quoted CSV field may span lines: keep reading until the quotes balance.
-    pending = pending ? `${pending}\n${line}` : line;
+    if (pending === undefined && !line.replace(/\r$/, '')) continue;
+    // A quoted CSV cell may span lines: keep reading until the quotes balance. The line breaks
+    // inside it come back as they were written (CR LF, LF or CR); a record ends with CR LF.
+    pending = pending === undefined ? line : `${pending}\n${line}`;
     if ((pending.match(/"/g)?.length ?? 0) % 2 === 1) continue;
-    const fields = parseCsvRecord(pending);
-    pending = '';
+    const fields = parseCsvRecord(pending.replace(/\r$/, '')).map((field) => (field?.startsWith("'") ? field.slice(1) : field));
+    pending = undefined;
     yield rowFrom(Object.fromEntries(EXPORT_COLUMNS.map((c, i) => [c, fields[i]])));
   }
+  if (pending !== undefined) throw new Error('the export ends inside a quoted CSV cell');
 }

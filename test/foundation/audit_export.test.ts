@@ -1,7 +1,10 @@
 import test from 'ava';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { exportChunks } from '../../db/audit_export.js';
-import type { DbAuditRow } from '../../db/audit.js';
+import { exportChunks, readExport } from '../../db/audit_export.js';
+import { GENESIS_HASH, recordHash, sha256Hex, verifyChain, type DbAuditRow } from '../../db/audit.js';
 
 /** Pages of records big enough that each page is several 64 KB chunks; `log` records when each page is read. */
 async function* pages(log: string[], count: number, failAt?: number): AsyncGenerator<DbAuditRow[]> {
@@ -49,4 +52,43 @@ test('an export stopped early (the client went away) closes its source and leave
   for await (const _chunk of exportChunks(pages(log, 10, 2), 'jsonl')) break;
   t.deepEqual(log, ['read 1', 'read 2', 'closed']);
   await sleep(20);
+});
+
+test('a CSV export neutralises cells a spreadsheet would run as formulas, and still reads back and verifies exactly', async (t) => {
+  // Tool names and arguments are the caller's text: a refused call can log any name it likes.
+  const names = ['=HYPERLINK("https://evil.example/x","Open report")', '+1+cmd|\' /C calc\'!A0', '-2+3', '@SUM(A1:A9)', '\t=1', '\r=1', "'quoted", "''twice", 'forge.list_conversations', '', 'a=b', 'two\r\nlines', 'a lone\rCR', 'a\nLF'];
+  const rows: DbAuditRow[] = [];
+  let prev = GENESIS_HASH;
+  names.forEach((name, i) => {
+    const partial = {
+      id: `0000000${i}-0000-4000-8000-000000000000`, chain: 't1', seq: i + 1, time: 1_700_000_000_000 + i, tenant_id: 't1', user_id: null, client_id: 'c',
+      connection_id: null, product: 'forge', kind: 'tool' as const, name, args_digest: sha256Hex(name), args_redacted: JSON.stringify({ note: name }),
+      outcome: 'unknown_tool', duration_ms: 0, request_id: `=req-${i}`, prev_hash: prev,
+    };
+    const row = { ...partial, hash: recordHash(partial) };
+    rows.push(row);
+    prev = row.hash;
+  });
+  let text = '';
+  for await (const chunk of exportChunks((async function* () { yield rows; })(), 'csv')) text += chunk;
+
+  // Every cell, with its quotes taken off, starts with something a spreadsheet shows as text.
+  const cells = text.split('\r\n').slice(1, -1).flatMap((line) => line.match(/("(?:[^"]|"")*"|[^,]*)(?:,|$)/g)!.map((cell) => cell.replace(/,$/, '').replace(/^"/, '')));
+  t.true(cells.length > names.length * 10);
+  for (const cell of cells) t.notRegex(cell, /^[=+\-@\t\r]/, `a formula cell: ${JSON.stringify(cell)}`);
+  t.true(text.includes(`"'=HYPERLINK(""https://evil.example/x"",""Open report"")"`));
+  t.true(text.includes(`,'-2+3,`));
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-csv-'));
+  try {
+    const file = path.join(dir, 'export.csv');
+    fs.writeFileSync(file, text);
+    const read: DbAuditRow[] = [];
+    for await (const row of readExport(file)) read.push(row);
+    t.deepEqual(read.map((row) => row.name), names);
+    t.deepEqual(read.map((row) => row.request_id), names.map((_, i) => `=req-${i}`));
+    t.deepEqual(await verifyChain(read), { ok: true, checked: names.length });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
