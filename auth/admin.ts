@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { Db } from '../db/connect.js';
 import { appendAudit } from '../db/audit.js';
-import { AppError } from '../shared/errors.js';
+import { AppError, UsageError } from '../shared/errors.js';
 import type { AdminCommand } from '../scripts/admin.js';
 
 // Client ids minted here start with this prefix (auth/clients.ts REGISTERED_PREFIX; kept literal so
@@ -51,7 +51,7 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
       });
       const name = values.name?.trim();
       const redirectUris = values['redirect-uri'] ?? [];
-      if (!name || !redirectUris.length) throw new AppError('invalid_request', `usage: ${ADD_USAGE}`);
+      if (!name || !redirectUris.length) throw new UsageError(`client add needs ${[!name && '--name', !redirectUris.length && '--redirect-uri'].filter(Boolean).join(' and ')}`);
       if (name.length > 200) throw new AppError('invalid_request', 'the client name must be at most 200 characters');
       const { classifyRedirectUri, MAX_REDIRECT_URIS, newClientId } = await import('./clients.js');
       if (redirectUris.length > MAX_REDIRECT_URIS) throw new AppError('invalid_request', `at most ${MAX_REDIRECT_URIS} redirect URIs`);

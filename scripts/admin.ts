@@ -1,10 +1,11 @@
 /**
- * Operator CLI: `npm run admin -- <command>`. Errors print one clear line and exit non-zero;
- * every command runs in one transaction, so a failure writes nothing.
+ * Operator CLI: `npm run admin -- <command>`. Errors print one clear line and exit non-zero (EXIT);
+ * every command runs in one transaction, so a failure writes nothing. Options are parsed strictly:
+ * an unknown option or an unexpected argument is a usage error, never ignored.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../shared/config.js';
-import { AppError, isAppError } from '../shared/errors.js';
+import { AppError, isAppError, UsageError } from '../shared/errors.js';
 import { connectDatabase, type Db } from '../db/connect.js';
 import { migrateLatest } from '../db/migrate.js';
 import { addMembership, assertRole, createTenant, createUser, listTenants, listUsers, requireTenantBySlug } from '../db/accounts.js';
@@ -26,14 +27,19 @@ export interface AdminCommand {
   offline?: { when(args: string[]): boolean; run(args: string[], io: { out: Output }): Promise<void> };
 }
 
-export class UsageError extends Error {}
+/** Exit codes, documented in docs/errors.md ("Operator CLI exit codes"). */
+export const EXIT = { ok: 0, failed: 1, usage: 2, notFound: 3, chainBroken: 4 } as const;
+
+/** A command line the command cannot run: exit 2, with the command's usage line. The message names the problem. */
+export { UsageError };
 
 export const COMMANDS: Record<string, AdminCommand> = {
   'tenant create': {
     usage: 'tenant create <slug> --name <name>',
     async run(db, args, { out }) {
       const { values, positionals } = parseArgs({ args, options: { name: { type: 'string' } }, allowPositionals: true });
-      if (positionals.length !== 1 || !values.name) throw new UsageError('usage: tenant create <slug> --name <name>');
+      if (positionals.length !== 1) throw new UsageError(positionals.length ? `tenant create takes one slug, got ${positionals.length}` : 'tenant create needs a slug');
+      if (!values.name) throw new UsageError('tenant create needs --name');
       const tenant = await db.transaction(async (trx) => {
         const created = await createTenant(trx, { slug: positionals[0], name: values.name! });
         await appendAudit(trx, { tenantId: created.id, kind: 'admin', name: 'tenant.create', args: { slug: created.slug, name: created.name }, outcome: 'ok' });
@@ -44,7 +50,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'tenant list': {
     usage: 'tenant list',
-    async run(db, _args, { out }) {
+    async run(db, args, { out }) {
+      parseArgs({ args, options: {} });
       const tenants = await listTenants(db);
       if (!tenants.length) return out('no tenants');
       for (const t of tenants) out(`${t.slug.padEnd(20)} ${t.name.padEnd(30)} ${t.members} member(s)  ${t.id}`);
@@ -57,10 +64,9 @@ export const COMMANDS: Record<string, AdminCommand> = {
         args,
         options: { tenant: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, 'password-stdin': { type: 'boolean' }, name: { type: 'string' } },
       });
-      if (!values.tenant || !values.email || !values.role || !values['password-stdin']) {
-        throw new UsageError(`usage: ${COMMANDS['user add'].usage}`);
-      }
-      assertRole(values.role);
+      const missing = (['tenant', 'email', 'role', 'password-stdin'] as const).filter((option) => !values[option]);
+      if (missing.length) throw new UsageError(`user add needs ${missing.map((option) => `--${option}`).join(', ')}`);
+      assertRole(values.role!);
       const password = (await stdin()).replace(/\r?\n$/, '');
       const user = await db.transaction(async (trx) => {
         const tenant = await requireTenantBySlug(trx, values.tenant!);
@@ -86,18 +92,23 @@ export const COMMANDS: Record<string, AdminCommand> = {
     usage: 'audit verify (--tenant <slug> | --file <export.jsonl|export.csv>)',
     async run(db, args, { out }) {
       const { values } = parseArgs({ args, options: { tenant: { type: 'string' } } });
-      if (!values.tenant) throw new UsageError(`usage: ${COMMANDS['audit verify'].usage}`);
+      if (!values.tenant) throw new UsageError('audit verify needs --tenant or --file');
       const tenant = await requireTenantBySlug(db, values.tenant);
       report(await verifyChain(chainRows(db, tenant.id)), out);
     },
     offline: {
-      when: (args) => args.includes('--file'),
+      when: (args) => args.some((arg) => arg === '--file' || arg.startsWith('--file=')),
       async run(args, { out }) {
-        const { values } = parseArgs({ args, options: { file: { type: 'string' } } });
-        if (!values.file) throw new UsageError(`usage: ${COMMANDS['audit verify'].usage}`);
-        const result = await verifyChain(readExport(values.file)).catch((error: Error) => {
-          throw new UsageError(`error: cannot read ${values.file}: ${error.message}`);
+        const { values } = parseArgs({ args, options: { file: { type: 'string' }, tenant: { type: 'string' } } });
+        if (values.tenant !== undefined) throw new UsageError('audit verify takes --tenant or --file, not both');
+        const file = values.file!;
+        const result = await verifyChain(readExport(file)).catch((error: Error) => {
+          throw new AppError('invalid_request', `cannot read ${file}: ${error.message}`, { cause: error });
         });
+        // An empty file (or a CSV header alone) proves nothing: it is what a failed export leaves behind.
+        if (result.ok && result.checked === 0) {
+          throw new AppError('invalid_request', `${file} holds no audit records (an empty file or a CSV header only): nothing was verified`);
+        }
         report(result, out);
       },
     },
@@ -106,7 +117,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
     usage: 'audit export --tenant <slug> [--format jsonl|csv]   (writes to standard output)',
     async run(db, args, { out }) {
       const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, format: { type: 'string', default: 'jsonl' } } });
-      if (!values.tenant || (values.format !== 'jsonl' && values.format !== 'csv')) throw new UsageError(`usage: ${COMMANDS['audit export'].usage}`);
+      if (!values.tenant) throw new UsageError('audit export needs --tenant');
+      if (values.format !== 'jsonl' && values.format !== 'csv') throw new UsageError(`--format must be jsonl or csv, got "${values.format}"`);
       const tenant = await requireTenantBySlug(db, values.tenant);
       for await (const chunk of exportChunks(chainPages(db, tenant.id), values.format)) out(chunk.replace(/\r?\n$/, ''));
     },
@@ -121,7 +133,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'surface list': {
     usage: 'surface list',
-    async run(db, _args, { out }) {
+    async run(db, args, { out }) {
+      parseArgs({ args, options: {} });
       const overrides = await surfaceOverrides(db);
       for (const p of PRODUCTS) out(`${p.id.padEnd(12)} ${(overrides.get(p.id) ?? p.status).padEnd(8)} ${p.tools.length} tools  ${p.title}`);
     },
@@ -129,13 +142,15 @@ export const COMMANDS: Record<string, AdminCommand> = {
 };
 
 async function changeSurface(db: Db, args: string[], status: 'live' | 'roadmap', out: Output): Promise<void> {
-  const [product] = args;
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  const verb = status === 'live' ? 'ship' : 'unship';
+  if (positionals.length !== 1) throw new UsageError(positionals.length ? `surface ${verb} takes one product, got ${positionals.length}` : `surface ${verb} needs a product`);
+  const [product] = positionals;
   const known = PRODUCTS.find((p) => p.id === product);
-  if (!product || args.length !== 1) throw new UsageError(`usage: surface ${status === 'live' ? 'ship' : 'unship'} <product>`);
   if (!known) throw new AppError('not_found', `no product "${product}"; products: ${PRODUCTS.map((p) => p.id).join(', ')}`);
   await db.transaction(async (trx) => {
     await setSurfaceStatus(trx, product, status);
-    await appendAudit(trx, { tenantId: null, kind: 'admin', name: `surface.${status === 'live' ? 'ship' : 'unship'}`, product, args: { product }, outcome: 'ok' });
+    await appendAudit(trx, { tenantId: null, kind: 'admin', name: `surface.${verb}`, product, args: { product }, outcome: 'ok' });
   });
   // Running instances on PostgreSQL hear it at once; on SQLite the server notices within seconds (it polls).
   if (dialectOf(db) === 'postgres') {
@@ -163,6 +178,22 @@ function help(): string {
   return ['usage: npm run admin -- <command>', '', ...Object.values(COMMANDS).map((c) => `  ${c.usage}`)].join('\n');
 }
 
+const HELP = new Set(['help', '--help', '-h']);
+
+/** What node:util parseArgs throws (strict mode) for an unknown option, a missing value or a stray argument. */
+function isParseArgsError(error: unknown): error is TypeError {
+  return error instanceof TypeError && !!(error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+}
+
+/** The lines to print and the exit code for a failed command. */
+function failure(error: unknown, usage: string): { code: number; lines: string[] } {
+  if (error instanceof ConfigError) return { code: EXIT.usage, lines: [`error: invalid configuration: ${error.message}`] };
+  if (error instanceof UsageError || isParseArgsError(error)) return { code: EXIT.usage, lines: [`error: ${error.message}`, `usage: npm run admin -- ${usage}`] };
+  if (error instanceof ChainBroken) return { code: EXIT.chainBroken, lines: [`audit chain ${error.message}`] };
+  const message = error instanceof Error ? error.message : String(error);
+  return { code: isAppError(error) && error.code === 'not_found' ? EXIT.notFound : EXIT.failed, lines: [`error: ${message}`] };
+}
+
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) throw new UsageError('--password-stdin reads the password from standard input: pipe it in');
   const chunks: Buffer[] = [];
@@ -172,35 +203,36 @@ async function readStdin(): Promise<string> {
 
 /** Runs one CLI invocation; returns the exit code. */
 export async function runAdmin(argv: string[], io: { out: Output; err: Output; stdin?: () => Promise<string> }, env = process.env): Promise<number> {
-  const name = [argv.slice(0, 2).join(' '), argv[0]].find((candidate) => candidate && COMMANDS[candidate]);
-  if (!name) {
-    io.err(argv.length && argv[0] !== 'help' && argv[0] !== '--help' ? `unknown command "${argv.join(' ')}"\n\n${help()}` : help());
-    return argv.length && argv[0] !== 'help' && argv[0] !== '--help' ? 2 : 0;
+  if (HELP.has(argv[0])) {
+    io.out(help());
+    return EXIT.ok;
   }
+  if (!argv.length) {
+    io.err(`error: no command given\n\n${help()}`);
+    return EXIT.usage;
+  }
+  const name = [argv.slice(0, 2).join(' '), argv[0]].find((candidate) => COMMANDS[candidate]);
+  if (!name) {
+    io.err(`error: unknown command "${argv.join(' ')}"\n\n${help()}`);
+    return EXIT.usage;
+  }
+  const command = COMMANDS[name];
   let db: Db | undefined;
   try {
     const rest = argv.slice(name.split(' ').length);
-    const command = COMMANDS[name];
     if (command.offline?.when(rest)) {
       await command.offline.run(rest, { out: io.out });
-      return 0;
+      return EXIT.ok;
     }
     const config = loadConfig(env);
     db = connectDatabase(config.database);
     await migrateLatest(db);
     await command.run(db, rest, { out: io.out, stdin: io.stdin ?? readStdin });
-    return 0;
+    return EXIT.ok;
   } catch (error) {
-    if (error instanceof ConfigError) io.err(`error: invalid configuration: ${error.message}`);
-    else if (error instanceof UsageError) io.err(error.message);
-    else if (error instanceof ChainBroken) {
-      io.err(`audit chain ${error.message}`);
-      return 4;
-    }
-    else if (isAppError(error) && error.expose) io.err(`error: ${error.message}`);
-    else if (error instanceof TypeError && (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) io.err(`error: ${error.message}`);
-    else io.err(`error: ${error instanceof Error ? error.message : String(error)}`);
-    return isAppError(error) && error.code === 'not_found' ? 3 : 1;
+    const { code, lines } = failure(error, command.usage);
+    for (const line of lines) io.err(line);
+    return code;
   } finally {
     await db?.destroy();
   }

@@ -4,8 +4,9 @@
  * URLs come from the same configuration the server reads (PUBLIC_AUTH_URL, PUBLIC_MCP_URL …).
  *
  * Which products are live is read from the database when it exists (an operator may have shipped
- * midas); the command never creates, migrates or writes a database. Exit codes: 0 printed,
- * 2 usage or unknown product/tool, 78 bad configuration.
+ * midas); the command never creates, migrates or writes a database. Exit codes (docs/clients.md):
+ * 0 printed (or --help), 2 usage, configuration (as the server and the admin CLI), or a refused
+ * request (unknown or roadmap product, unknown tool …), 1 anything unexpected.
  */
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -46,7 +47,7 @@ export async function runClientConfig(args: string[], env: Record<string, string
       allowPositionals: false,
     }));
   } catch (error) {
-    io.err(`${(error as Error).message}\n\n${USAGE}`);
+    io.err(`error: ${(error as Error).message}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {
@@ -59,8 +60,8 @@ export async function runClientConfig(args: string[], env: Record<string, string
     config = loadConfig(env);
   } catch (error) {
     if (error instanceof ConfigError) {
-      io.err(`configuration error: ${error.message}`);
-      return 78;
+      io.err(`error: invalid configuration: ${error.message}`);
+      return 2;
     }
     throw error;
   }

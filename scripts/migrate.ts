@@ -13,6 +13,7 @@ try {
     await db.destroy();
   }
 } catch (error) {
-  console.error(error instanceof ConfigError ? `invalid configuration: ${error.message}` : `migration failed: ${(error as Error).message}`);
-  process.exit(1);
+  // As the server and the other CLIs: 2 for a configuration error, 1 for a failure (docs/errors.md).
+  console.error(error instanceof ConfigError ? `error: invalid configuration: ${error.message}` : `error: migration failed: ${(error as Error).message}`);
+  process.exit(error instanceof ConfigError ? 2 : 1);
 }

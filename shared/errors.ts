@@ -90,3 +90,6 @@ export function restErrorBody(error: AppError, requestId?: string): RestErrorBod
     },
   };
 }
+
+/** A command line used wrongly (a missing or unknown option): the CLIs print their usage and exit 2 (docs/errors.md). */
+export class UsageError extends Error {}

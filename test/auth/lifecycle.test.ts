@@ -113,15 +113,17 @@ for (const kind of databasesUnderTest()) {
       t.regex(listed.out, /Back office\s+registered\s+client_secret_basic/);
 
       const before = await server.portico.context.db('oidc_payloads').where({ model: 'Client' }).count<{ n: number }[]>({ n: '*' });
-      for (const argv of [
-        ['client', 'add', '--name', 'Bad', '--redirect-uri', 'http://evil.example/cb'],
-        ['client', 'add', '--name', 'Bad', '--redirect-uri', 'javascript:alert(1)'],
-        ['client', 'add', '--redirect-uri', 'https://x.example/cb'],
-        ['client', 'add', '--name', 'Bad'],
-      ]) {
-        const result = await cli(url, argv);
-        t.is(result.code, 1, argv.join(' '));
+      // A refused value fails (1); a missing option is a usage error (2, with the usage line).
+      for (const [argv, code] of [
+        [['client', 'add', '--name', 'Bad', '--redirect-uri', 'http://evil.example/cb'], 1],
+        [['client', 'add', '--name', 'Bad', '--redirect-uri', 'javascript:alert(1)'], 1],
+        [['client', 'add', '--redirect-uri', 'https://x.example/cb'], 2],
+        [['client', 'add', '--name', 'Bad'], 2],
+      ] as const) {
+        const result = await cli(url, [...argv]);
+        t.is(result.code, code, argv.join(' '));
         t.regex(result.err, /^error: /, argv.join(' '));
+        if (code === 2) t.regex(result.err, /\nusage: npm run admin -- client add/, argv.join(' '));
       }
       t.deepEqual(await server.portico.context.db('oidc_payloads').where({ model: 'Client' }).count<{ n: number }[]>({ n: '*' }), before);
     } finally {

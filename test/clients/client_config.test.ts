@@ -168,11 +168,28 @@ test('the CLI refuses unknown products and tools, roadmap products and bad flags
 
   const flag = await cli(['--product', 'forge']);
   t.is(flag.code, 2);
-  t.regex(flag.stderr, /Unknown option '--product'[\s\S]*usage: npm run client-config/);
+  t.regex(flag.stderr, /^error: Unknown option '--product'\n\nusage: npm run client-config/);
 
-  const config = await cli([], { PUBLIC_MCP_URL: 'ftp://x' });
-  t.is(config.code, 78);
-  t.regex(config.stderr, /PUBLIC_MCP_URL/);
+  const positional = await cli(['forge']);
+  t.is(positional.code, 2);
+  t.regex(positional.stderr, /^error: Unexpected argument 'forge'/);
+
+  const prefix = await cli(['--products', 'forge', '--name-prefix', 'bad prefix']);
+  t.is(prefix.code, 2);
+  t.regex(prefix.stderr, /^error: the name prefix may only use/);
+
+  const help = await cli(['--help']);
+  t.is(help.code, 0);
+  t.regex(help.stdout, /^usage: npm run client-config/);
+});
+
+test('the CLI exits 2 on a configuration error, like the server and the admin CLI, and names the variable', async (t) => {
+  for (const [variable, value] of [['PUBLIC_MCP_URL', 'ftp://x'], ['PORT', 'x'], ['DATABASE_URL', 'mysql://nope']]) {
+    const config = await cli([], { [variable]: value });
+    t.is(config.code, 2, variable);
+    t.is(config.stdout, '', variable);
+    t.regex(config.stderr, new RegExp(`^error: invalid configuration: ${variable}: `), variable);
+  }
 });
 
 testOnEachDatabase('the CLI reads which products are live from the database: midas once shipped', async (t, { db, url }) => {
