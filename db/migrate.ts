@@ -21,6 +21,7 @@ import * as pawvault from './migrations/20261121_0014_pawvault.js';
 import * as midas from './migrations/20261121_0015_midas.js';
 import * as surfaces from './migrations/20261121_0016_surfaces.js';
 import * as forgeKeysetIndexes from './migrations/20261122_0017_forge_keyset_indexes.js';
+import * as consoleSessions from './migrations/20261123_0018_console_sessions.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -45,6 +46,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261121_0015_midas', midas],
   ['20261121_0016_surfaces', surfaces],
   ['20261122_0017_forge_keyset_indexes', forgeKeysetIndexes],
+  ['20261123_0018_console_sessions', consoleSessions],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -12,6 +12,7 @@ import type { Catalog } from '../../shared/catalog.js';
 import { AppError, isAppError, toAppError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/events.js';
 import { readForm, type PorticoState } from '../../shared/http.js';
+import { WindowLimiter } from '../../shared/rate_limit.js';
 import { authenticate, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
 import { appendAudit, auditPages, chainPages, chainRows, dailyActivity, queryAudit, verifyChain } from '../../db/audit.js';
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
@@ -20,11 +21,17 @@ import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
 import { connectPage, COPY_SCRIPT_HASH } from './connect_page.js';
 import { page, type Html } from './html.js';
 import * as pages from './pages.js';
-import { checkCsrf, clearSession, csrfToken, readSession, writeSession, type SessionOptions } from './session.js';
+import {
+  checkCsrf, clearSessionCookie, createSession, csrfToken, deleteSession, findSession, pruneExpiredSessions, sessionBinding, sessionIdOf, writeSessionCookie,
+  type ConsoleSession, type SessionOptions,
+} from './session.js';
 import { auditFor, auditJson, connectionFor, connectionJson, connectionsFor, parseAuditQuery, requireScope, revokeFor, type Viewer } from './service.js';
 
 const PRE_SESSION_COOKIE = 'portico_console_pre';
 const CHART_DAYS = 14;
+// The same limit as the authorization server's sign-in page (auth/interactions.ts).
+const SIGN_IN_ATTEMPTS = 10;
+const SIGN_IN_WINDOW_MS = 60_000;
 
 export function consoleMount(options: { catalog: Catalog; events: EventBus }): Mount {
   return (app, context) => {
@@ -38,6 +45,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const consoleScopes = Object.keys(CONSOLE_SCOPES);
     const describeScope = (scope: string) => CONSOLE_SCOPES[scope] ?? options.catalog.describeScope(scope);
     const productTitle = (id: string) => (id === 'console' ? 'Console API' : options.catalog.product(id)?.title ?? id);
+    const signInAttempts = new WindowLimiter(SIGN_IN_ATTEMPTS, SIGN_IN_WINDOW_MS);
 
     const router = new Router<PorticoState>();
 
@@ -113,13 +121,30 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         const e = toAppError(error);
         if (e.code === 'unauthenticated') return ctx.redirect(`${base}/login`);
         if (e.status >= 500) context.log.error('console page failed', { request_id: ctx.state.requestId, err: error });
+        if (e.headers) ctx.set(e.headers);
         ctx.status = e.status;
         ctx.type = 'html';
-        ctx.body = page({ title: 'Error', basePath: base }, pages.errorPage(e.expose ? e.message : `Something went wrong (request ${ctx.state.requestId}).`, base));
+        ctx.body = page({ title: 'Error', basePath: base }, pages.errorPage({ base }, {
+          message: e.expose ? e.message : 'Something went wrong on our side.', code: e.code, requestId: ctx.state.requestId,
+        }));
       }
     };
+    /** The live server-side session the cookie names, looked up once per request; a dead cookie is cleared. */
+    const sessionOf = async (ctx: Context): Promise<ConsoleSession | undefined> => {
+      const state = ctx.state as ConsoleState;
+      if (state.session === undefined) {
+        const id = sessionIdOf(ctx);
+        state.session = (id && (await findSession(context.db, id))) || null;
+        if (id && !state.session) clearSessionCookie(ctx, sessionOptions);
+      }
+      return state.session ?? undefined;
+    };
+    const bindingOf = async (ctx: Context) => {
+      const session = await sessionOf(ctx);
+      return session && sessionBinding(session);
+    };
     const signedIn = async (ctx: Context, next: Next) => {
-      const session = readSession(ctx, sessionOptions);
+      const session = await sessionOf(ctx);
       if (!session) throw new AppError('unauthenticated', 'sign in first');
       if (!session.tenantId) return ctx.redirect(`${base}/organization`);
       const [user, role, tenants] = await Promise.all([
@@ -127,16 +152,13 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       ]);
       const tenant = tenants.find((m) => m.tenant_id === session.tenantId);
       if (!user || !role || !tenant) {
-        clearSession(ctx, sessionOptions);
+        await deleteSession(context.db, session.id);
+        clearSessionCookie(ctx, sessionOptions);
         throw new AppError('unauthenticated', 'sign in again');
       }
       (ctx.state as ConsoleState).viewer = { userId: user.id, email: user.email, tenant: { id: tenant.tenant_id, slug: tenant.tenant_slug, name: tenant.tenant_name }, role, requestId: ctx.state.requestId };
-      (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `session:${session.userId}:${session.tenantId}:${session.expiresAt}`);
+      (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(session));
       await next();
-    };
-    const sessionBinding = (ctx: Context) => {
-      const session = readSession(ctx, sessionOptions);
-      return session ? `session:${session.userId}:${session.tenantId}:${session.expiresAt}` : undefined;
     };
     const render = (ctx: Context, title: string, body: Html, current?: 'connections' | 'audit' | 'connect') => {
       const state = ctx.state as ConsoleState;
@@ -165,9 +187,16 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     router.post(`${base}/login`, htmlErrors, async (ctx) => {
       const nonce = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
       const form = await postForm(ctx, nonce ? `pre:${nonce}` : undefined);
-      const email = (form.get('email') ?? '').slice(0, 254);
-      const user = await authenticate(context.db, email, (form.get('password') ?? '').slice(0, 1024));
+      const email = (form.get('email') ?? '').trim().slice(0, 254);
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
+      // Counted before the password is checked, so a right guess over the limit is refused too.
+      const retryAfter = signInAttempts.hit(`${ctx.ip}|${email.toLowerCase()}`);
+      if (retryAfter) {
+        ctx.set('Retry-After', String(retryAfter));
+        ctx.status = 429;
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: `Too many sign-in attempts. Wait ${retryAfter} seconds and try again.`, email }));
+      }
+      const user = await authenticate(context.db, email, (form.get('password') ?? '').slice(0, 1024));
       if (!user) {
         ctx.status = 401;
         return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'That e-mail and password do not match an account.', email }));
@@ -178,30 +207,41 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'Your account is not a member of any organization.', email }));
       }
       ctx.cookies.set(PRE_SESSION_COOKIE, '', { signed: true, path: base, maxAge: 0 });
-      writeSession(ctx, sessionOptions, { userId: user.id, tenantId: memberships.length === 1 ? memberships[0].tenant_id : undefined });
+      await pruneExpiredSessions(context.db);
+      const previous = sessionIdOf(ctx);
+      if (previous) await deleteSession(context.db, previous);
+      writeSessionCookie(ctx, sessionOptions, await createSession(context.db, { userId: user.id, tenantId: memberships.length === 1 ? memberships[0].tenant_id : undefined }));
       if (memberships.length === 1) await auditLogin(context, user.id, memberships[0].tenant_id, ctx.state.requestId);
       ctx.redirect(memberships.length === 1 ? `${base}/connections` : `${base}/organization`);
     });
     router.get(`${base}/organization`, htmlErrors, async (ctx) => {
-      const session = readSession(ctx, sessionOptions);
+      const session = await sessionOf(ctx);
       if (!session) throw new AppError('unauthenticated', 'sign in first');
-      (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(ctx)!);
+      (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(session));
       render(ctx, 'Choose an organization', pages.organizationPage(pageContext(ctx), await membershipsOf(context.db, session.userId)));
     });
     router.post(`${base}/organization`, htmlErrors, async (ctx) => {
-      const session = readSession(ctx, sessionOptions);
+      const session = await sessionOf(ctx);
       if (!session) throw new AppError('unauthenticated', 'sign in first');
-      const form = await postForm(ctx, sessionBinding(ctx));
+      const form = await postForm(ctx, sessionBinding(session));
       const memberships = await membershipsOf(context.db, session.userId);
       const chosen = memberships.find((m) => m.tenant_slug === form.get('tenant'));
       if (!chosen) throw new AppError('forbidden', 'you are not a member of that organization');
-      writeSession(ctx, sessionOptions, { userId: session.userId, tenantId: chosen.tenant_id });
+      // A new session for the chosen organization (the old id is not carried into more privilege).
+      const chosenSession = await context.db.transaction(async (trx) => {
+        await deleteSession(trx, session.id);
+        return createSession(trx, { userId: session.userId, tenantId: chosen.tenant_id });
+      });
+      writeSessionCookie(ctx, sessionOptions, chosenSession);
       await auditLogin(context, session.userId, chosen.tenant_id, ctx.state.requestId);
       ctx.redirect(`${base}/connections`);
     });
     router.post(`${base}/logout`, htmlErrors, async (ctx) => {
-      await postForm(ctx, sessionBinding(ctx));
-      clearSession(ctx, sessionOptions);
+      const session = await sessionOf(ctx);
+      await postForm(ctx, session && sessionBinding(session));
+      // Ends the session on the server: a saved copy of the cookie names nothing any more.
+      if (session) await deleteSession(context.db, session.id);
+      clearSessionCookie(ctx, sessionOptions);
       ctx.redirect(`${base}/login`);
     });
     router.get(`${base}/connections`, htmlErrors, signedIn, async (ctx) => {
@@ -226,7 +266,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       render(ctx, 'Revoke connection', pages.revokePage(pageContext(ctx), connection), 'connections');
     });
     router.post(`${base}/connections/:id/revoke`, htmlErrors, signedIn, async (ctx) => {
-      await postForm(ctx, sessionBinding(ctx));
+      await postForm(ctx, await bindingOf(ctx));
       await revokeFor(context.db, options.events, viewerOf(ctx), ctx.params.id);
       ctx.redirect(`${base}/connections?notice=revoked`);
     });
@@ -257,6 +297,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
 interface ConsoleState extends PorticoState {
   viewer?: Viewer;
   csrf?: string;
+  /** The cookie's server-side session; null once looked up and not found. */
+  session?: ConsoleSession | null;
 }
 
 function securityHeaders(ctx: Context): void {

@@ -139,6 +139,9 @@ export function verifyPage(p: PageContext, result: AuditVerification): Html {
     <p><a href="${p.base}/audit">← Audit log</a></p></section>`;
 }
 
-export function errorPage(message: string, base: string): Html {
-  return html`<div class="narrow card"><h1>Something is not right</h1><p class="error" role="alert">${message}</p><p><a href="${base}/connections">Back to the console</a></p></div>`;
+/** Carries the stable error code and the request id, as the authorization pages do, for a support request. */
+export function errorPage(p: Pick<PageContext, 'base'>, error: { message: string; code: string; requestId: string }): Html {
+  return html`<div class="narrow card"><h1>Something is not right</h1><p class="error" role="alert">${error.message}</p>
+    <p class="muted">Error code <code>${error.code}</code> · request <code>${error.requestId}</code>.</p>
+    <p><a href="${p.base}/connections">Back to the console</a></p></div>`;
 }

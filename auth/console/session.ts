@@ -1,19 +1,33 @@
 /**
- * The console's sign-in session: a signed, httpOnly cookie scoped to the console path, holding
- * who signed in, for which organization, until when. CSRF tokens are an HMAC of that session.
+ * The console's sign-in session. The cookie (signed, httpOnly, scoped to the console path) holds
+ * only a random id; the session itself is a row of `console_sessions` keyed by the id's sha256,
+ * so signing out ends it on the server and a copied cookie stops working. CSRF tokens are an
+ * HMAC of the session id.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
+import type { DbOrTrx } from '../../db/connect.js';
 import { AppError } from '../../shared/errors.js';
 
 export const SESSION_COOKIE = 'portico_console';
 const SESSION_TTL_MS = 12 * 3600_000;
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 export interface ConsoleSession {
+  /** The random id the cookie carries; never stored. */
+  id: string;
   userId: string;
   /** Chosen organization; absent until a person in several organizations picks one. */
   tenantId?: string;
   expiresAt: number;
+}
+
+export interface DbConsoleSessionRow {
+  id_hash: string;
+  user_id: string;
+  tenant_id: string | null;
+  created_at: number;
+  expires_at: number;
 }
 
 export interface SessionOptions {
@@ -22,27 +36,51 @@ export interface SessionOptions {
   macKey: string;
 }
 
-export function readSession(ctx: Context, options: SessionOptions): ConsoleSession | undefined {
-  const raw = ctx.cookies.get(SESSION_COOKIE, { signed: true });
-  if (!raw) return undefined;
-  try {
-    const session = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as ConsoleSession;
-    if (typeof session.userId !== 'string' || typeof session.expiresAt !== 'number' || session.expiresAt < Date.now()) return undefined;
-    return session;
-  } catch {
-    return undefined;
-  }
+function hashSessionId(id: string): string {
+  return hash('sha256', id, 'base64url');
 }
 
-export function writeSession(ctx: Context, options: SessionOptions, session: Omit<ConsoleSession, 'expiresAt'>): void {
-  const value: ConsoleSession = { ...session, expiresAt: Date.now() + SESSION_TTL_MS };
-  ctx.cookies.set(SESSION_COOKIE, Buffer.from(JSON.stringify(value)).toString('base64url'), {
-    signed: true, httpOnly: true, sameSite: 'lax', secure: options.secure, path: options.path, maxAge: SESSION_TTL_MS, overwrite: true,
+/** Starts a session of 12 hours: 32 random bytes, of which the database keeps only the hash. */
+export async function createSession(db: DbOrTrx, input: { userId: string; tenantId?: string }, now = Date.now()): Promise<ConsoleSession> {
+  const id = randomBytes(32).toString('base64url');
+  const row: DbConsoleSessionRow = { id_hash: hashSessionId(id), user_id: input.userId, tenant_id: input.tenantId ?? null, created_at: now, expires_at: now + SESSION_TTL_MS };
+  await db<DbConsoleSessionRow>('console_sessions').insert(row);
+  return { id, userId: input.userId, tenantId: input.tenantId, expiresAt: row.expires_at };
+}
+
+export async function findSession(db: DbOrTrx, id: string, now = Date.now()): Promise<ConsoleSession | undefined> {
+  if (!SESSION_ID.test(id)) return undefined;
+  const row = await db<DbConsoleSessionRow>('console_sessions').where({ id_hash: hashSessionId(id) }).andWhere('expires_at', '>', now).first();
+  return row && { id, userId: row.user_id, tenantId: row.tenant_id ?? undefined, expiresAt: Number(row.expires_at) };
+}
+
+export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {
+  await db('console_sessions').where({ id_hash: hashSessionId(id) }).delete();
+}
+
+/** Expired rows are of no use to anyone; sign-in removes them so the table does not grow. */
+export async function pruneExpiredSessions(db: DbOrTrx, now = Date.now()): Promise<number> {
+  return db('console_sessions').where('expires_at', '<=', now).delete();
+}
+
+/** The session id named by the cookie, unchecked: `findSession` decides whether it is live. */
+export function sessionIdOf(ctx: Context): string | undefined {
+  return ctx.cookies.get(SESSION_COOKIE, { signed: true }) || undefined;
+}
+
+export function writeSessionCookie(ctx: Context, options: SessionOptions, session: ConsoleSession): void {
+  ctx.cookies.set(SESSION_COOKIE, session.id, {
+    signed: true, httpOnly: true, sameSite: 'lax', secure: options.secure, path: options.path, maxAge: Math.max(0, session.expiresAt - Date.now()), overwrite: true,
   });
 }
 
-export function clearSession(ctx: Context, options: SessionOptions): void {
+export function clearSessionCookie(ctx: Context, options: SessionOptions): void {
   ctx.cookies.set(SESSION_COOKIE, '', { signed: true, httpOnly: true, sameSite: 'lax', secure: options.secure, path: options.path, maxAge: 0, overwrite: true });
+}
+
+/** What a signed-in form's CSRF token is bound to. */
+export function sessionBinding(session: ConsoleSession): string {
+  return `session:${session.id}`;
 }
 
 /** Bound to the session (or, before sign-in, to a pre-session nonce cookie). */

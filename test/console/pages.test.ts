@@ -1,39 +1,7 @@
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { startConsole, PASSWORD, type ConsoleFixture } from './setup.js';
+import { startConsole, PASSWORD, Session, signIn } from './setup.js';
 import { authenticateBearer } from '../../db/grant_store.js';
-import { CookieJar } from '../helpers/oauth.js';
-
-/** A tiny browser: keeps cookies (path-aware), does not follow redirects, sends same-origin fetch metadata. */
-class Session {
-  private readonly jar = new CookieJar();
-  constructor(private readonly origin: string) {}
-  async request(path: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}) {
-    const headers: Record<string, string> = { 'sec-fetch-site': 'same-origin', ...init.headers };
-    let body: string | undefined;
-    if (init.form) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      headers.origin ??= this.origin;
-      body = new URLSearchParams(init.form).toString();
-    }
-    const response = await this.jar.fetch(`${this.origin}${path}`, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body });
-    return { status: response.status, location: response.headers.get('location'), headers: response.headers, text: await response.text() };
-  }
-  static csrfOf(text: string): string {
-    return /name="csrf" value="([^"]+)"/.exec(text)?.[1] ?? '';
-  }
-}
-
-async function signIn(f: ConsoleFixture, email: string, tenant?: string): Promise<Session> {
-  const browser = new Session(f.server.url);
-  const login = await browser.request('/api/mcp/login');
-  const result = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(login.text), email, password: PASSWORD } });
-  if (result.location === '/api/mcp/organization') {
-    const choose = await browser.request('/api/mcp/organization');
-    await browser.request('/api/mcp/organization', { form: { csrf: Session.csrfOf(choose.text), tenant: tenant! } });
-  }
-  return browser;
-}
 
 for (const kind of databasesUnderTest()) {
   test(`sign in, see connections in plain words, revoke with a confirmation step [${kind}]`, async (t) => {

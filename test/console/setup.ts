@@ -8,6 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 import { issueAccessToken, type IssuedToken } from '../helpers/grants.js';
 import type { DbKind } from '../helpers/db.js';
 import { rememberSecret } from '../helpers/secrets.js';
+import { CookieJar } from '../helpers/oauth.js';
 
 export const PASSWORD = 'console-test-password';
 rememberSecret(PASSWORD);
@@ -60,4 +61,39 @@ export async function startConsole(kind: DbKind): Promise<ConsoleFixture> {
     api: (path, token, init = {}) => fetch(`${server.url}/api/mcp/v1${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } }),
     close: () => server.close(),
   };
+}
+
+/** A tiny browser: keeps cookies (path-aware), does not follow redirects, sends same-origin fetch metadata. */
+export class Session {
+  private readonly jar = new CookieJar();
+  constructor(private readonly origin: string) {}
+  async request(path: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}) {
+    const headers: Record<string, string> = { 'sec-fetch-site': 'same-origin', ...init.headers };
+    let body: string | undefined;
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      headers.origin ??= this.origin;
+      body = new URLSearchParams(init.form).toString();
+    }
+    const response = await this.jar.fetch(`${this.origin}${path}`, { method: init.method ?? (init.form ? 'POST' : 'GET'), headers, body });
+    return { status: response.status, location: response.headers.get('location'), headers: response.headers, text: await response.text() };
+  }
+  /** The Cookie header this browser would send to `path`: a saved copy of its session. */
+  cookieFor(path: string): string {
+    return this.jar.header(`${this.origin}${path}`);
+  }
+  static csrfOf(text: string): string {
+    return /name="csrf" value="([^"]+)"/.exec(text)?.[1] ?? '';
+  }
+}
+
+export async function signIn(f: ConsoleFixture, email: string, tenant?: string): Promise<Session> {
+  const browser = new Session(f.server.url);
+  const login = await browser.request('/api/mcp/login');
+  const result = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(login.text), email, password: PASSWORD } });
+  if (result.location === '/api/mcp/organization') {
+    const choose = await browser.request('/api/mcp/organization');
+    await browser.request('/api/mcp/organization', { form: { csrf: Session.csrfOf(choose.text), tenant: tenant! } });
+  }
+  return browser;
 }
