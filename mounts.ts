@@ -11,6 +11,7 @@ import { mcpMount } from './mcp/index.js';
 import { PRODUCTS } from './mcp/products/index.js';
 import { buildCatalog, type ProductDefinition } from './shared/catalog.js';
 import { EventBus } from './shared/events.js';
+import { hostGuard } from './shared/hosts.js';
 import { startEventRelay } from './db/notify.js';
 import { SurfaceRegistry } from './db/surfaces.js';
 
@@ -25,8 +26,13 @@ export function defaultMounts(options: { events?: EventBus; products?: readonly 
   const events = options.events ?? new EventBus();
   // The MCP host first: its requests, the hot path, then never pass the authorization server's
   // middleware (oidc-provider's router and its per-request AsyncLocalStorage context).
-  return [eventRelayMount(events), surfacesMount(surfaces, events), mcpMount({ catalog, events }), authMount({ catalog, events }), consoleMount({ catalog, events })];
+  return [eventRelayMount(events), surfacesMount(surfaces, events), mcpMount({ catalog, events }), hostGuardMount, authMount({ catalog, events }), consoleMount({ catalog, events })];
 }
+
+/** The authorization server and the console answer only to Portico's own names (shared/hosts.ts); the MCP host checks its own. */
+export const hostGuardMount: Mount = (app, { config }) => {
+  app.use(hostGuard(config));
+};
 
 /** On PostgreSQL, carries revocations and surface changes to every other instance. */
 export function eventRelayMount(events: EventBus): Mount {

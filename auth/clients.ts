@@ -13,6 +13,19 @@ export const DYNAMIC_PREFIX = 'dcr_';
 
 export const MAX_REDIRECT_URIS = 10;
 export const MAX_METADATA_BYTES = 16 * 1024;
+/** What a consent page and the console can show of a self-chosen name. */
+const MAX_CLIENT_NAME = 200;
+
+/** oidc-provider's InvalidRedirectUri ignores a message and says "did not match", which is the authorize step's wording. */
+function withDescription<E extends Error>(error: E, description: string): E {
+  return Object.assign(error, { error_description: description });
+}
+
+/** The answer registrationGuard gives a declared Content-Length over the cap (RFC 7591 leaves it to us). */
+function tooLarge(): Error {
+  const error = new errors.CustomOIDCProviderError('payload_too_large', `client metadata must be at most ${MAX_METADATA_BYTES} bytes`);
+  return Object.assign(error, { status: 413, statusCode: 413 });
+}
 
 export function clientKindOf(clientId: string): ClientKind {
   if (clientId.startsWith(REGISTERED_PREFIX)) return 'registered';
@@ -72,14 +85,21 @@ export function extraClientMetadata(): NonNullable<Configuration['extraClientMet
       if (list.length > MAX_REDIRECT_URIS) throw new errors.InvalidClientMetadata(`at most ${MAX_REDIRECT_URIS} redirect_uris are accepted`);
       const classes = list.map((uri) => {
         const result = classifyRedirectUri(uri);
-        if (typeof result !== 'string') throw new errors.InvalidRedirectUri(result.problem);
+        if (typeof result !== 'string') throw withDescription(new errors.InvalidRedirectUri(), result.problem);
         return result;
       });
       if (classes.some((c) => c !== 'https')) metadata.application_type = 'native';
 
       if (ctx?.oidc?.route === 'registration') {
+        // The request as sent, unknown properties included: a body streamed without Content-Length
+        // passes registrationGuard's check of the declared length (auth/index.ts).
+        if (Buffer.byteLength(JSON.stringify(ctx.oidc.body ?? {})) > MAX_METADATA_BYTES) throw tooLarge();
         if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
           throw new errors.InvalidClientMetadata(`client metadata must be at most ${MAX_METADATA_BYTES} bytes`);
+        }
+        const name = metadata.client_name;
+        if (name !== undefined && (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || /[\u0000-\u001f\u007f]/.test(name))) {
+          throw new errors.InvalidClientMetadata(`client_name must be 1-${MAX_CLIENT_NAME} characters without control characters`);
         }
         // Dynamic registration is for public clients only (RFC 7591 §3.2.1 lets the server replace
         // requested values): no shared secret is ever issued to a client nobody vetted.

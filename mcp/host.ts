@@ -18,19 +18,20 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
-  CallToolRequestSchema, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
+  CallToolRequestSchema, GetPromptRequestSchema, InitializeRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../db/grant_store.js';
 import type { Catalog } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
+import { hostCheck, unknownHost, type HostCheck } from '../shared/hosts.js';
 import { readBody, type PorticoState } from '../shared/http.js';
 import { WindowLimiter } from '../shared/rate_limit.js';
 import type { Logger } from '../shared/log.js';
 import { Cancellation } from './cancellation.js';
 import { jsonRpcErrorBody, jsonRpcErrorOf } from './errors.js';
-import { assertMessageShape } from './message_limits.js';
+import { assertJsonRpc, assertMessageShape } from './message_limits.js';
 import { resultJson, type CallOptions, type Pipeline } from './pipeline.js';
 import { SessionRegistry, type Session } from './sessions.js';
 
@@ -62,7 +63,10 @@ const PIPELINE_METHODS = new Set<string>(['tools/call', 'resources/read', 'promp
  * request schemas (the SDK's per-message cost is the largest fixed cost per call, docs/performance.md).
  * Everything else, and anything unusual about these, goes through the SDK.
  */
-const DIRECT_METHODS: Record<string, { safeParse(value: unknown): { success: boolean; data?: unknown } }> = {
+interface RequestSchema {
+  safeParse(value: unknown): { success: boolean; data?: unknown; error?: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
+}
+const DIRECT_METHODS: Record<string, RequestSchema> = {
   'tools/call': CallToolRequestSchema,
   'tools/list': ListToolsRequestSchema,
   'resources/read': ReadResourceRequestSchema,
@@ -93,15 +97,14 @@ export class McpHost {
   /** One JSON-schema validator for every session's Server: building Ajv per server is the SDK's largest fixed cost. */
   private readonly validator = new AjvJsonSchemaValidator();
   private readonly allowedOrigins: Set<string>;
-  private readonly allowedHosts: Set<string>;
+  private readonly allowedHost: HostCheck;
   /** RATE_LIMIT_PER_MINUTE, counted per connection (DESIGN.md §10). */
   private readonly limiter: WindowLimiter;
 
   constructor(private readonly deps: HostDeps) {
     this.sessions = new SessionRegistry({ idleMs: deps.config.sessionIdleMs, maxPerConnection: deps.config.maxSessionsPerConnection });
     this.allowedOrigins = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).origin).concat(deps.config.mcpCorsOrigins));
-    this.allowedHosts = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).hostname)
-      .concat('localhost', '127.0.0.1', '[::1]', ...deps.config.allowedHosts));
+    this.allowedHost = hostCheck(deps.config);
     this.limiter = new WindowLimiter(deps.config.rateLimitPerMinute, 60_000);
   }
 
@@ -121,7 +124,7 @@ export class McpHost {
       const origin = ctx.get('origin');
       if (origin && !this.allowedOrigins.has(origin)) throw new AppError('forbidden', 'requests from this Origin are not accepted');
       // The same warning, for pages that are same-origin after a DNS rebinding (they send no Origin on GET): Host must be ours.
-      if (!this.allowedHosts.has('*') && !this.allowedHosts.has(ctx.hostname.toLowerCase())) throw new AppError('forbidden', 'requests for this Host are not accepted (see ALLOWED_HOSTS)');
+      if (!this.allowedHost(ctx.hostname)) throw unknownHost();
       if (!MCP_METHODS.has(ctx.method)) {
         ctx.set('Allow', 'GET, POST, DELETE');
         throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use POST, GET or DELETE`);
@@ -142,9 +145,20 @@ export class McpHost {
         throw error;
       }
 
-      const retryAfter = this.limiter.hit(principal.connectionId);
-      if (retryAfter) throw new AppError('rate_limited', `too many requests on this connection; retry in ${retryAfter} s`, { headers: { 'Retry-After': String(retryAfter) } });
+      // Closing a session is never refused: a client that was told to slow down may still clean up.
+      const retryAfter = ctx.method === 'DELETE' ? 0 : this.limiter.hit(principal.connectionId);
+      if (retryAfter) {
+        const error = new AppError('rate_limited', `too many requests on this connection; retry in ${retryAfter} s`, { headers: { 'Retry-After': String(retryAfter) } });
+        // The first call refused in a window is audited, so the tenant sees that the limit was
+        // reached; the rest are not, or a flood would fill the log (docs/security.md).
+        if (message && PIPELINE_METHODS.has(message.method) && this.limiter.firstRefused(principal.connectionId)) {
+          await this.deps.pipeline.auditRefusal(principal, productId, message.method, message.params, error, requestId);
+        }
+        throw error;
+      }
 
+      // The SDK would answer a malformed initialize with -32603 and its schema library's dump.
+      if (message?.method === 'initialize' && message.id !== undefined) checkParams(InitializeRequestSchema, message);
       const session = await this.sessionFor(ctx, productId, principal, message);
       if (!session) return;
 
@@ -161,7 +175,8 @@ export class McpHost {
       if (error.status >= 500) this.deps.log.error('mcp request failed', { request_id: requestId, err: thrown });
       if (error.status === 401) ctx.set('WWW-Authenticate', this.challenge(productId, token ? error.code : undefined));
       if (error.headers) ctx.set(error.headers);
-      sendJson(ctx, error.status, jsonRpcErrorBody(error, requestId, idOf(message)));
+      // Invalid params are an answer to a well-formed request, as the pipeline's refusals are (200).
+      sendJson(ctx, error.code === 'invalid_arguments' ? 200 : error.status, jsonRpcErrorBody(error, requestId, idOf(message)));
     }
   }
 
@@ -180,6 +195,7 @@ export class McpHost {
     if (Array.isArray(parsed)) throw new AppError('invalid_request', 'JSON-RPC batches are not accepted; send one message per request');
     if (!parsed || typeof parsed !== 'object') throw new AppError('invalid_request', 'the body must be a JSON-RPC message object');
     assertMessageShape(parsed);
+    assertJsonRpc(parsed as Record<string, unknown>);
     return parsed as Record<string, any>;
   }
 
@@ -335,8 +351,7 @@ export class McpHost {
     const version = ctx.get('mcp-protocol-version');
     if (version && !SUPPORTED_VERSIONS.has(version)) return undefined;
     if (session.transport.sessionId !== session.id || session.inflight.has(message.id)) return undefined;
-    const parsed = schema.safeParse(message);
-    if (!parsed.success) return undefined;
+    const parsed = checkParams(schema, message);
     const params = ((parsed.data as { params?: Record<string, any> }).params ?? {}) as Record<string, any>;
     if (message.method === 'tools/call') {
       // Task-augmented calls and elicited confirmations need the SDK's machinery.
@@ -504,4 +519,17 @@ function withErrorData(text: string, status: number, requestId: string): string 
     // not JSON: pass it on as it is
   }
   return text;
+}
+
+/**
+ * A request's params against the SDK's own schema for its method. Failing, the SDK would answer
+ * -32603 with the schema library's issue list as its message; this is JSON-RPC's "invalid params"
+ * (-32602, `invalid_arguments`) naming the first field at fault.
+ */
+function checkParams(schema: RequestSchema, message: Record<string, any>): { success: boolean; data?: unknown } {
+  const parsed = schema.safeParse(message);
+  if (parsed.success) return parsed;
+  const issue = parsed.error?.issues[0];
+  const field = issue?.path.map(String).join('.') || 'params';
+  throw new AppError('invalid_arguments', `invalid params: ${field}: ${issue?.message ?? 'does not match the method'}`, { details: { field } });
 }

@@ -28,3 +28,25 @@ export function assertMessageShape(message: unknown): void {
     }
   }
 }
+
+/**
+ * A JSON-RPC 2.0 message as MCP uses it (MCP basic protocol, "Messages"): a request or
+ * notification has a string method, object params if any, and a request's id is a string or an
+ * integer, never null; anything else is a response (result or error). Refused as -32600 Invalid
+ * Request; the SDK's transport would call it a parse error (-32700), which is for bodies that are
+ * not JSON. What the params of a method must hold is the method's own schema (mcp/host.ts).
+ */
+export function assertJsonRpc(message: Record<string, unknown>): void {
+  const refuse = (why: string): never => {
+    throw new AppError('invalid_request', `not a JSON-RPC 2.0 message: ${why}`);
+  };
+  if (message.jsonrpc !== '2.0') refuse('"jsonrpc" must be "2.0"');
+  if ('method' in message) {
+    if (typeof message.method !== 'string' || !message.method) refuse('"method" must be a non-empty string');
+    if ('id' in message && !(typeof message.id === 'string' || Number.isSafeInteger(message.id))) refuse('"id" must be a string or an integer');
+    const params = message.params;
+    if ('params' in message && (params === null || typeof params !== 'object' || Array.isArray(params))) refuse('"params" must be an object');
+    return;
+  }
+  if (!('id' in message) || !('result' in message || 'error' in message)) refuse('a message has a "method", or an "id" with a "result" or an "error"');
+}

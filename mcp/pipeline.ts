@@ -184,6 +184,8 @@ export class Pipeline {
     if (!kind) return undefined;
     try {
       const p = (params ?? {}) as Record<string, unknown>;
+      const named = method === 'resources/read' ? 'uri' : 'name';
+      if (typeof p[named] !== 'string') throw new AppError('invalid_arguments', `invalid params: params.${named}: must be a string`, { details: { field: `params.${named}` } });
       if (method === 'tools/call') this.admitTool(productId, principal, String(p.name ?? ''));
       else if (method === 'resources/read') this.admitResource(productId, principal, String(p.uri ?? ''));
       else this.admitPrompt(productId, principal, String(p.name ?? ''));
@@ -199,11 +201,18 @@ export class Pipeline {
       return undefined;
     } catch (thrown) {
       const error = toAppError(thrown);
-      const { name, args } = describeCall(method as PipelineMethod, productId, params);
-      await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, 0, requestId), true);
-      this.count(productId, kind, error.code, 0);
+      await this.auditRefusal(principal, productId, method, params, error, requestId);
       return error;
     }
+  }
+
+  /** One record for a call refused before it ran (steps 2-4, or the connection's rate limit). */
+  async auditRefusal(principal: Principal, productId: string, method: string, params: unknown, error: AppError, requestId: string): Promise<void> {
+    const kind = METHOD_KIND[method as PipelineMethod];
+    if (!kind) return;
+    const { name, args } = describeCall(method as PipelineMethod, productId, params);
+    await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, 0, requestId), true);
+    this.count(productId, kind, error.code, 0);
   }
 
   // ------------------------------------------------------------------ listings (filtered by scope)

@@ -32,7 +32,7 @@ export function readBody(ctx: Context, limit: number): Promise<string> {
     const chunks: Buffer[] = [];
     let size = 0;
     const settle = (error: unknown, text?: string) => {
-      req.off('data', onData).off('end', onEnd).off('error', settle).off('close', onClose);
+      req.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
       if (error) reject(error);
       else resolve(text!);
     };
@@ -43,9 +43,10 @@ export function readBody(ctx: Context, limit: number): Promise<string> {
       req.resume(); // the rest is read and dropped, so the connection stays usable for the answer
     };
     const onEnd = () => settle(undefined, (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'));
-    // A client that went away before the end: 'error' (aborted) normally; 'close' covers the rest.
-    const onClose = () => settle(new AppError('invalid_request', 'the request ended before its body was complete'));
-    req.on('data', onData).on('end', onEnd).on('error', settle).on('close', onClose);
+    // A client that went away before the end ('error': aborted, or a malformed chunk; 'close' covers
+    // the rest) is the client's doing: a 400 in the log and the metrics, not a server error.
+    const onGone = () => settle(new AppError('invalid_request', 'the request ended before its body was complete'));
+    req.on('data', onData).on('end', onEnd).on('error', onGone).on('close', onGone);
   });
 }
 

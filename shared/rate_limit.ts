@@ -21,6 +21,11 @@ export class WindowLimiter {
     return Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
   }
 
+  /** Whether the last hit on `key` was the first one refused in its window. */
+  firstRefused(key: string): boolean {
+    return this.windows.get(key)?.count === this.limit + 1;
+  }
+
   private sweep(now: number): void {
     for (const [key, window] of this.windows) if (now - window.start >= this.windowMs) this.windows.delete(key);
   }

@@ -51,18 +51,35 @@ for (const kind of databasesUnderTest()) {
         ['an unknown scope', await register(server.url, JSON.stringify({ redirect_uris: ['https://c.example/cb'], scope: 'admin.everything.write' })), 400, 'invalid_client_metadata'],
         ['a 100 KiB body', await register(server.url, JSON.stringify({ redirect_uris: ['https://c.example/cb'], client_name: 'x'.repeat(100 * 1024) })), 413, 'payload_too_large'],
       ];
-      // Without Content-Length the body is streamed; the metadata cap still applies.
-      const big = JSON.stringify({ redirect_uris: ['https://c.example/cb'], client_name: 'y'.repeat(20 * 1024) });
-      const streamed = await fetch(`${server.url}/oauth/register`, {
+      // Without Content-Length the body is streamed; the cap applies to what was sent, unknown
+      // properties included (they are dropped before the metadata is stored).
+      const streamed = (metadata: unknown) => fetch(`${server.url}/oauth/register`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, duplex: 'half',
-        body: new ReadableStream({ start(controller) { controller.enqueue(new TextEncoder().encode(big)); controller.close(); } }),
+        body: new ReadableStream({ start(controller) { controller.enqueue(new TextEncoder().encode(JSON.stringify(metadata))); controller.close(); } }),
       } as RequestInit);
-      cases.push(['a 20 KiB streamed body', streamed, 400, 'invalid_client_metadata']);
+      cases.push(['a 20 KiB streamed body', await streamed({ redirect_uris: ['https://c.example/cb'], client_name: 'y'.repeat(20 * 1024) }), 413, 'payload_too_large']);
+      cases.push(['a 20 KiB streamed body of unknown properties', await streamed({ redirect_uris: ['https://c.example/cb'], pad: 'z'.repeat(20 * 1024) }), 413, 'payload_too_large']);
+      cases.push(['a 201-character client_name', await register(server.url, JSON.stringify({ redirect_uris: ['https://c.example/cb'], client_name: 'n'.repeat(201) })), 400, 'invalid_client_metadata']);
+      cases.push(['a blank client_name', await register(server.url, JSON.stringify({ redirect_uris: ['https://c.example/cb'], client_name: '  ' })), 400, 'invalid_client_metadata']);
+      cases.push(['a client_name with NUL', await register(server.url, JSON.stringify({ redirect_uris: ['https://c.example/cb'], client_name: 'a\u0000b' })), 400, 'invalid_client_metadata']);
+      const descriptions = new Map<string, string>();
       for (const [label, response, status, error] of cases) {
         t.is(response.status, status, label);
         const body = (await response.json()) as { error: string; error_description: string };
         t.is(body.error, error, label);
         t.truthy(body.error_description, label);
+        descriptions.set(label, body.error_description);
+      }
+      // Portico's own reason, not the authorize step's "did not match any of the client's registered redirect_uris".
+      for (const [label, uris, reason] of [
+        ['an http redirect off loopback', ['http://evil.example/cb'], /loopback/],
+        ['a fragment', ['http://127.0.0.1/cb#frag'], /fragment/],
+        ['a javascript: URI', ['javascript:alert(1)'], /scheme/],
+      ] as const) {
+        const response = await register(server.url, JSON.stringify({ redirect_uris: uris }));
+        const body = (await response.json()) as { error: string; error_description: string };
+        t.is(body.error, 'invalid_redirect_uri', label);
+        t.regex(body.error_description, reason, label);
       }
       t.deepEqual(await rowCounts(server), before);
       t.is((await fetch(`${server.url}/healthz`)).status, 200, 'still serving');

@@ -165,7 +165,7 @@ mcpTest('GET without a session is refused; unsupported HTTP methods answer 405',
   t.is(((await put.json()) as any).error.data.code, 'method_not_allowed');
 });
 
-mcpTest('ping is answered with an empty result under its own id, as an SSE event; a malformed ping gets the SDK’s error', async (t, server) => {
+mcpTest('ping is answered with an empty result under its own id, as an SSE event; a malformed ping is an Invalid Request', async (t, server) => {
   const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const sessionId = await openSession(server, token, 'forge');
   const recordsBefore = (await auditOf(server, 'acme')).length;
@@ -176,10 +176,10 @@ mcpTest('ping is answered with an empty result under its own id, as an SSE event
     t.is(ping.headers.get('mcp-session-id'), sessionId);
     t.deepEqual(ping.body, { result: {}, jsonrpc: '2.0', id });
   }
-  // params that are not an object make no JSON-RPC message: the SDK refuses it as before, with a stable code.
+  // params that are not an object make no JSON-RPC message: -32600 with a stable code (test/security/jsonrpc_input.test.ts).
   const malformed = await rawCall(server, token, 'forge', 'ping', 5, { sessionId, id: 8 });
   t.is(malformed.status, 400);
-  t.is(malformed.body.error.code, -32700);
+  t.is(malformed.body.error.code, -32600);
   t.is(malformed.body.error.data.code, 'invalid_request');
   t.is(malformed.body.result, undefined);
   // A ping runs nothing, so nothing is audited.

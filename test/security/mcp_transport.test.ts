@@ -65,6 +65,39 @@ mcpTest('ALLOWED_HOSTS adds the names a proxy forwards', async (t, server) => {
   t.is(other.status, 403);
 }, { env: { ALLOWED_HOSTS: 'portico.internal' } });
 
+mcpTest('the authorization server and the console answer only to Portico’s own names: no metadata or registration URI points elsewhere', async (t, server) => {
+  const port = new URL(server.url).port;
+  const requests: Array<[string, string, string?]> = [
+    ['GET', '/.well-known/oauth-authorization-server'],
+    ['GET', '/.well-known/openid-configuration'],
+    ['GET', '/oauth/jwks'],
+    ['POST', '/oauth/register', JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'] })],
+    ['POST', '/oauth/token', 'grant_type=authorization_code&code=x'],
+    ['GET', '/oauth/authorize?client_id=x&response_type=code'],
+    ['GET', '/api/mcp/login'],
+    ['GET', '/api/mcp/v1/connections'],
+  ];
+  const clients = Number((await server.db('oidc_payloads').where({ model: 'Client' }).count({ n: '*' }).first())?.n ?? 0);
+  for (const host of [`evil.example:${port}`, 'evil.example', `localhost.evil.example:${port}`]) {
+    for (const [method, path, body] of requests) {
+      const response = await rawHttp(`${server.url}${path}`, {
+        method, body,
+        headers: { host, 'content-type': path === '/oauth/token' ? 'application/x-www-form-urlencoded' : 'application/json' },
+      });
+      t.is(response.status, 403, `${method} ${path} Host ${host}`);
+      t.false(response.text.includes('evil.example'), `${method} ${path} Host ${host}: nothing names the foreign host`);
+    }
+  }
+  t.is(Number((await server.db('oidc_payloads').where({ model: 'Client' }).count({ n: '*' }).first())?.n ?? 0), clients, 'no client was registered');
+  // Our own names, and the operational endpoints under any name (probes use the pod's address).
+  const metadata = await rawHttp(`${server.url}/.well-known/oauth-authorization-server`, { headers: { host: `localhost:${port}` } });
+  t.is(metadata.status, 200);
+  t.is(metadata.json.token_endpoint, `http://localhost:${port}/oauth/token`);
+  t.is((await rawHttp(`${server.url}/.well-known/oauth-authorization-server`, { headers: { host: `portico.internal:${port}` } })).status, 200, 'ALLOWED_HOSTS');
+  t.is((await rawHttp(`${server.url}/healthz`, { headers: { host: '10.1.2.3:8080' } })).status, 200);
+  t.is((await rawHttp(`${server.url}/metrics`, { headers: { host: '10.1.2.3:8080' } })).status, 200);
+}, { env: { ALLOWED_HOSTS: 'portico.internal' } });
+
 mcpTest('someone else’s session id gets 404 on POST, GET and DELETE, and the owner’s open stream keeps working', async (t, server) => {
   const alice = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const mallory = await grant(server, { product: 'forge', tenant: 'globex', scopes: CHAT });

@@ -1,0 +1,126 @@
+/**
+ * Malformed JSON-RPC at the MCP servers: every refusal is a stable code (DESIGN.md §7), never
+ * the schema library's issue dump as -32603, and a client's own failures are not server errors.
+ */
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { auditOf, grant, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
+
+const CHAT = ['forge.chat.read'];
+
+mcpTest('params that do not fit their method are invalid params naming the field, never an internal error', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const sessionId = await openSession(server, token, 'forge');
+  const cases: Array<[string, Record<string, unknown>, string]> = [
+    ['tools/list', { cursor: 5 }, 'params.cursor'],
+    ['tools/list', { cursor: 1e999 }, 'params.cursor'],
+    ['resources/list', { cursor: 5 }, 'params.cursor'],
+    ['resources/templates/list', { cursor: [] }, 'params.cursor'],
+    ['prompts/list', { cursor: {} }, 'params.cursor'],
+    ['tools/list', { _meta: 'a string' }, 'params._meta'],
+    ['ping', { _meta: { progressToken: { not: 'a primitive' } } }, 'params._meta.progressToken'],
+  ];
+  for (const [method, params, field] of cases) {
+    const label = `${method} ${JSON.stringify(params)}`;
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method, params }).replace('"cursor":null', '"cursor":1e999');
+    const response = await rawPost(server, 'forge', { token, sessionId, body }, 7);
+    t.is(response.status, 200, label);
+    t.is(response.body.id, 7, label);
+    t.is(response.body.error?.code, -32602, label);
+    t.is(response.body.error.data.code, 'invalid_arguments', label);
+    t.is(response.body.error.data.field, field, label);
+    t.truthy(response.body.error.data.request_id, label);
+    t.regex(response.body.error.message, new RegExp(`^invalid params: ${field.replace(/\./g, '\\.')}: `), label);
+    t.false(response.body.error.message.includes('\n'), `${label}: one line, not an issue list`);
+  }
+
+  // A tool, resource or prompt named by something other than a string: refused and audited.
+  const uri = await rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'resources/read', params: { uri: 5 } }) }, 8);
+  t.is(uri.body.error.code, -32602);
+  t.is(uri.body.error.data.field, 'params.uri');
+  const call = await rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: ['forge.list_conversations'] } }) }, 9);
+  t.is(call.body.error.code, -32602);
+  t.is(call.body.error.data.field, 'params.name');
+  t.deepEqual((await auditOf(server, 'acme', { outcome: 'invalid_arguments' })).map((r) => r.kind).sort(), ['resource', 'tool']);
+
+  // A malformed initialize opens no session.
+  const init = await rawPost(server, 'forge', { token, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 5, capabilities: {}, clientInfo: { name: 'x', version: '1' } } }) }, 1);
+  t.is(init.body.error.code, -32602);
+  t.is(init.body.error.data.field, 'params.protocolVersion');
+  t.is(init.sessionId, undefined);
+  t.is((await rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id: 10, method: 'tools/list' }) }, 10)).status, 200, 'still serving');
+});
+
+mcpTest('a body that is JSON but not a JSON-RPC message is Invalid Request (-32600), not a parse error', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const sessionId = await openSession(server, token, 'forge');
+  const messages = [
+    { jsonrpc: '1.0', id: 1, method: 'ping' },
+    { id: 1, method: 'ping' },
+    { jsonrpc: '2.0', id: null, method: 'ping' },
+    { jsonrpc: '2.0', id: 1.5, method: 'ping' },
+    { jsonrpc: '2.0', id: 1, method: 123 },
+    { jsonrpc: '2.0', id: 1, method: '' },
+    { jsonrpc: '2.0', id: 1, method: 'ping', params: 5 },
+    { jsonrpc: '2.0', id: 1, method: 'ping', params: [] },
+    { jsonrpc: '2.0', id: 1, method: 'ping', params: null },
+    { jsonrpc: '2.0', id: 1 },
+    { jsonrpc: '2.0', result: {} },
+  ];
+  for (const message of messages) {
+    const label = JSON.stringify(message);
+    const response = await rawPost(server, 'forge', { token, sessionId, body: label });
+    t.is(response.status, 400, label);
+    t.is(response.body.error?.code, -32600, label);
+    t.is(response.body.error.data.code, 'invalid_request', label);
+    t.regex(response.body.error.message, /^not a JSON-RPC 2\.0 message: /, label);
+    t.regex(response.headers.get('content-type') ?? '', /^application\/json; charset=utf-8/, label);
+  }
+  // Well-formed messages of each kind still pass.
+  t.is((await rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id: 'a', method: 'ping' }) }, 'a')).status, 200);
+  t.is((await rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).status, 202);
+});
+
+mcpTest('a client that goes away in the middle of its body is a 400 in the log and the metrics, not a server error', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const { port } = new URL(server.url);
+  const send = (path: string, requestId: string, head: string[], body: string) => new Promise<void>((resolve, reject) => {
+    const socket = net.connect(Number(port), '127.0.0.1', () => {
+      socket.write([`POST ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, `X-Request-Id: ${requestId}`, ...head, '', body].join('\r\n'));
+      setTimeout(() => socket.destroy(), 50);
+    });
+    socket.on('close', () => resolve());
+    socket.on('error', reject);
+  });
+  const mcpHead = ['Content-Type: application/json', 'Accept: application/json, text/event-stream', `Authorization: Bearer ${token}`];
+  await send('/mcp/forge', 'probe-abort-0001', [...mcpHead, 'Content-Length: 100'], '{"json');
+  await send('/mcp/forge', 'probe-chunk-0001', [...mcpHead, 'Transfer-Encoding: chunked'], 'zz\r\nnot a chunk\r\n');
+  await send('/api/mcp/login', 'probe-abort-0002', ['Content-Type: application/x-www-form-urlencoded', 'Content-Length: 100'], 'email=a');
+  await sleep(200);
+  const lines = server.logs.map((line) => JSON.parse(line) as { level: string; msg: string; request_id?: string; status?: number });
+  for (const id of ['probe-abort-0001', 'probe-chunk-0001', 'probe-abort-0002']) {
+    const mine = lines.filter((line) => line.request_id === id);
+    t.deepEqual(mine.filter((line) => line.level === 'error'), [], `${id}: no error-level line`);
+    t.true(mine.every((line) => line.status === undefined || line.status < 500), `${id}: ${JSON.stringify(mine)}`);
+  }
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  t.false(/portico_http_request[^\n]*status="5\d\d"/.test(metrics), 'no 5xx counted');
+  t.is((await fetch(`${server.url}/healthz`)).status, 200);
+});
+
+mcpTest('over its rate limit a connection may still close its session, and the first refused call of the window is audited', async (t, server) => {
+  const limit = server.config.rateLimitPerMinute;
+  const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const sessionId = await openSession(server, token, 'forge'); // two requests
+  const call = (id: number) => rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'forge.list_conversations', arguments: {} } }) }, id);
+  for (let i = 2; i < limit; i++) t.is((await call(i)).status, 200);
+  for (let i = 0; i < 4; i++) t.is((await call(100 + i)).status, 429);
+  const records = await auditOf(server, 'acme', { connection_id: connection.id, name: 'forge.list_conversations' });
+  t.deepEqual(records.map((r) => r.outcome), [...Array(limit - 2).fill('ok'), 'rate_limited']);
+
+  const closed = await fetch(`${server.mcpUrl}/forge`, { method: 'DELETE', headers: { authorization: `Bearer ${token}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION } });
+  t.is(closed.status, 200);
+  const after = await rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) }, 1);
+  t.is(after.status, 429, 'everything else is still limited');
+}, { env: { RATE_LIMIT_PER_MINUTE: '8' } });
