@@ -10,7 +10,7 @@ import type { Config } from './shared/config.js';
 import type { Logger } from './shared/log.js';
 import { createLogger } from './shared/log.js';
 import { MetricsRegistry } from './shared/metrics.js';
-import { requestIdOf, restErrors, type PorticoState } from './shared/http.js';
+import { refuseNul, requestIdOf, restErrors, type PorticoState } from './shared/http.js';
 import { AppError } from './shared/errors.js';
 import { connectDatabase, ping, poolStats, type Db } from './db/connect.js';
 import { migrateLatest } from './db/migrate.js';
@@ -80,6 +80,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     app.silent = true;
     app.use(observe(context));
     app.use(restErrors(log));
+    app.use(refuseNul);
     app.use(operations(context));
     for (const mount of options.mounts ?? []) await mount(app, context);
     app.use(async (ctx) => {

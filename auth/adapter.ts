@@ -33,6 +33,15 @@ interface DbPayloadRow {
   revoked_at: number | null;
 }
 
+/**
+ * Whether a key from a request can name a row at all. Keys are made here (random ids, hashes),
+ * never with U+0000, and PostgreSQL refuses that character in text outright: a client_id of
+ * "a%00b" at the token or authorization endpoint was a 500 there instead of an unknown client.
+ */
+function storable(key: string): boolean {
+  return typeof key === 'string' && !key.includes('\u0000');
+}
+
 export function storedId(model: string, id: string): string {
   return BEARER_MODELS.has(model) ? hashTokenId(id) : id;
 }
@@ -71,16 +80,19 @@ class KnexAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
+    if (!storable(id)) return undefined;
     const row = await this.db<DbPayloadRow>('oidc_payloads').where({ model: this.model, id: storedId(this.model, id) }).first();
     return this.fromRow(row, id);
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+    if (!storable(uid)) return undefined;
     const row = await this.db<DbPayloadRow>('oidc_payloads').where({ model: this.model, uid }).first();
     return this.fromRow(row, row?.id);
   }
 
   async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+    if (!storable(userCode)) return undefined;
     const row = await this.db<DbPayloadRow>('oidc_payloads').where({ model: this.model, user_code: userCode }).first();
     return this.fromRow(row, row?.id);
   }

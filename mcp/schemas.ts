@@ -35,7 +35,11 @@ export function compilePromptArgs(prompt: PromptDefinition<any, any>): z.ZodObje
 /** Parses arguments or throws invalid_arguments naming the first offending field. */
 export function parseArguments<T>(schema: z.ZodType<T>, raw: unknown): T {
   const result = schema.safeParse(raw ?? {});
-  if (result.success) return result.data;
+  if (result.success) {
+    const field = nulField(result.data);
+    if (field !== undefined) throw new AppError('invalid_arguments', `invalid arguments: ${field}: text must not contain U+0000`, { details: { field, issues: [{ field, message: 'text must not contain U+0000' }] } });
+    return result.data;
+  }
   const issues = result.error.issues.slice(0, 10).map((issue) => {
     const keys = issue.code === 'unrecognized_keys' ? (issue as { keys: string[] }).keys : [];
     const path = [...issue.path.map(String), ...keys.slice(0, 1)];
@@ -45,4 +49,19 @@ export function parseArguments<T>(schema: z.ZodType<T>, raw: unknown): T {
   });
   const first = issues[0] ?? { field: '(arguments)', message: 'invalid' };
   throw new AppError('invalid_arguments', `invalid arguments: ${first.field}: ${first.message}`, { details: { field: first.field, issues } });
+}
+
+/**
+ * The first string holding U+0000, by its path. PostgreSQL cannot store that character in text,
+ * so it is refused on every database, naming the field, before a handler runs. (Depth is bounded
+ * by the message's shape limit, mcp/message_limits.ts.)
+ */
+function nulField(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || '(arguments)' : undefined;
+  if (!value || typeof value !== 'object') return undefined;
+  for (const [key, child] of Object.entries(value)) {
+    const field = nulField(child, path ? `${path}.${key}` : key);
+    if (field !== undefined) return field;
+  }
+  return undefined;
 }

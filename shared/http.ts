@@ -54,6 +54,7 @@ export function readBody(ctx: Context, limit: number): Promise<string> {
 export async function readJson(ctx: Context, limit: number): Promise<unknown> {
   if (!ctx.is('application/json')) throw new AppError('unsupported_media_type', 'expected Content-Type: application/json');
   const text = await readBody(ctx, limit);
+  if (text.includes('\\u0000')) throw nulRefused();
   try {
     return JSON.parse(text);
   } catch {
@@ -64,7 +65,9 @@ export async function readJson(ctx: Context, limit: number): Promise<unknown> {
 /** Reads an application/x-www-form-urlencoded body (HTML forms). */
 export async function readForm(ctx: Context, limit = 64 * 1024): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) throw new AppError('unsupported_media_type', 'expected a form submission');
-  return new URLSearchParams(await readBody(ctx, limit));
+  const text = await readBody(ctx, limit);
+  if (text.includes('%00') || text.includes('\u0000')) throw nulRefused();
+  return new URLSearchParams(text);
 }
 
 /** Koa middleware: REST errors as `{ error: { code, message, request_id } }`. */
@@ -82,4 +85,15 @@ export function restErrors(log: Logger) {
       ctx.body = restErrorBody(error, requestId);
     }
   };
+}
+
+/** PostgreSQL cannot store or compare text holding U+0000, and no input here needs it (DESIGN.md §7: a clear 400). */
+export function nulRefused(): AppError {
+  return new AppError('invalid_request', 'the request holds a U+0000 character, which is not accepted');
+}
+
+/** Refuses a request whose path or query holds U+0000 (`%00`) before any part reads it. */
+export function refuseNul(ctx: Context, next: () => Promise<unknown>): Promise<unknown> {
+  if (ctx.url.includes('%00') || ctx.url.includes('\u0000')) throw nulRefused();
+  return next();
 }
