@@ -197,6 +197,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     }
 
     // The tenant comes from the person's own memberships, never from the form alone (DESIGN.md §3).
+    if (!form.get('tenant')) throw new AppError('invalid_request', 'Choose an organization.');
     if (!membership) throw new AppError('forbidden', 'You are not a member of that organization.');
     const requested = requestedScopes(details, resource);
     const ticked = new Set(form.getAll('scope'));

@@ -92,6 +92,13 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
           // A request that names the resource but no scope asks for everything the resource offers;
           // the person can untick on the consent page.
           if (ctx.oidc.route === 'authorization' && !ctx.oidc.params?.scope) ctx.oidc.params!.scope = resource.scopes.join(' ');
+          // Scopes of another product only: the consent page would offer nothing to grant.
+          if (ctx.oidc.route === 'authorization' && typeof ctx.oidc.params?.scope === 'string') {
+            const requested = ctx.oidc.params.scope.split(' ').filter(Boolean);
+            if (!requested.some((scope) => resource.scopes.includes(scope))) {
+              throw new errors.InvalidScope(`none of the requested scopes belong to ${resource.uri}; it offers ${resource.scopes.join(' ')}`, requested.join(' '));
+            }
+          }
           return { scope: resource.scopes.join(' '), audience: resource.uri, accessTokenTTL: TTL.AccessToken, accessTokenFormat: 'opaque' };
         },
         defaultResource: async (ctx, _client, oneOf) => {

@@ -78,6 +78,11 @@ for (const kind of databasesUnderTest()) {
       t.regex(refused.html!, /not a member of that organization/);
       const bogus = await consent(server.url, auth.jar, page.html!, { tenant: 'x', tenantId: '00000000-0000-0000-0000-000000000000' });
       t.is(bogus.response.status, 403);
+      // No organization at all is a malformed form, not a refusal.
+      const form = parseForm(page.html!);
+      const none = await postForm(server.url, auth.jar, form.action, [['csrf', form.csrf], ...form.scopes.map((s): [string, string] => ['scope', s]), ['decision', 'allow']]);
+      t.is(none.status, 400);
+      t.regex(await none.text(), /Choose an organization[\s\S]*invalid_request/);
       t.deepEqual(await rowCounts(server), before);
 
       // The same page then still works for the person's own organization.

@@ -85,6 +85,11 @@ for (const kind of databasesUnderTest()) {
         t.is(location.searchParams.get('error'), 'invalid_target', label);
         t.regex(location.searchParams.get('error_description') ?? '', description, label);
       }
+      // A resource asked for with none of its own scopes: nothing to consent to.
+      const foreign = await startAuthorization(server.url, { clientId, resource: server.forge, scopes: ['aegis.scans.read', 'nope.scope'] });
+      const refused = await errorReturnOf(foreign.response);
+      t.is(refused.searchParams.get('error'), 'invalid_scope');
+      t.regex(refused.searchParams.get('error_description') ?? '', /none of the requested scopes belong to .*\/mcp\/forge/);
       const several = await fetch(`${server.url}/oauth/authorize?${new URLSearchParams([
         ['client_id', clientId], ['redirect_uri', 'http://127.0.0.1/callback'], ['response_type', 'code'], ['scope', 'forge.chat.read aegis.scans.read'],
         ['code_challenge', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'], ['code_challenge_method', 'S256'], ['resource', server.forge], ['resource', server.aegis],
