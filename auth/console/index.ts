@@ -91,7 +91,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const viewerOf = (ctx: Context) => (ctx.state as ConsoleState).viewer!;
 
     router.get(`${base}/v1/connections`, bearer, async (ctx) => {
-      const connections = await connectionsFor(context.db, viewerOf(ctx), { includeRevoked: ctx.query.include_revoked === 'true' });
+      const connections = await connectionsFor(context.db, viewerOf(ctx), { includeRevoked: flag(ctx.query.include_revoked, 'include_revoked') });
       ctx.body = { connections: connections.map((c) => connectionJson(c, describeScope)) };
     });
     router.get(`${base}/v1/connections/:id`, bearer, async (ctx) => {
@@ -339,4 +339,11 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   ctx.set('Content-Disposition', `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`);
   ctx.set('X-Audit-Export', whole ? 'chain' : 'selection');
   ctx.body = Readable.from(exportChunks(pages, format as ExportFormat));
+}
+
+/** A true/false query parameter; absent is false, anything else than those two words is refused. */
+function flag(value: string | string[] | undefined, name: string): boolean {
+  if (value === undefined) return false;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw new AppError('invalid_request', `${name} must be true or false, given once`);
 }

@@ -122,6 +122,12 @@ for (const kind of databasesUnderTest()) {
         t.is(body.error.code, 'invalid_request');
         t.regex(body.error.message, message);
       }
+      for (const query of ['include_revoked=maybe', 'include_revoked=true&include_revoked=false', 'include_revoked=']) {
+        const response = await f.api(`/connections?${query}`, admin);
+        t.is(response.status, 400, query);
+        t.regex(((await response.json()) as Json).error.message, /include_revoked must be true or false/, query);
+      }
+      t.is((await f.api('/connections?include_revoked=false', admin)).status, 200);
       const format = await f.api('/audit/export?format=xml', admin);
       t.is(format.status, 400);
       const missing = await f.api('/connections/00000000-0000-4000-8000-000000000000', admin);
