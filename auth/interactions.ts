@@ -105,11 +105,15 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const accountId = details.session?.accountId;
     const user = accountId ? await findUserById(db, accountId) : undefined;
     if (!user) throw new AppError('not_found', 'Your sign-in has expired. Start again from your application.');
-    const memberships = await membershipsOf(db, user.id);
     const { resource } = resourceOf(details);
+    const memberships = mayConnect(await membershipsOf(db, user.id), resource);
     const client = await clientView(details);
     const scopes = requestedScopes(details, resource);
-    if (!memberships.length) throw new AppError('forbidden', 'Your account does not belong to any organization, so there is nothing to connect.');
+    if (!memberships.length) {
+      throw new AppError('forbidden', resource.adminsOnly
+        ? `Only an administrator of an organization can connect ${resources.titleOf(resource)}: it shows the organization's whole set-up.`
+        : 'Your account does not belong to any organization, so there is nothing to connect.');
+    }
     render(ctx, status, consentPage({
       action: `/oauth/interaction/${details.uid}/consent`,
       csrf: csrfFor(details.uid),
@@ -184,9 +188,9 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     if (!accountId) throw new AppError('not_found', 'Your sign-in has expired. Start again from your application.');
     const decision = form.get('decision');
     if (decision !== 'allow' && decision !== 'deny') throw new AppError('invalid_request', 'Choose Allow or Deny.');
-    const memberships = await membershipsOf(db, accountId);
-    const membership: Membership | undefined = memberships.find((m) => m.tenant_id === form.get('tenant'));
     const { indicator, resource } = resourceOf(details);
+    const memberships = mayConnect(await membershipsOf(db, accountId), resource);
+    const membership: Membership | undefined = memberships.find((m) => m.tenant_id === form.get('tenant'));
     const client = await clientView(details);
     const audit = { userId: accountId, clientId: client.id, product: resource.product, kind: 'auth' as const, requestId: ctx.state.requestId };
 
@@ -198,7 +202,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
 
     // The tenant comes from the person's own memberships, never from the form alone (DESIGN.md §3).
     if (!form.get('tenant')) throw new AppError('invalid_request', 'Choose an organization.');
-    if (!membership) throw new AppError('forbidden', 'You are not a member of that organization.');
+    if (!membership) throw new AppError('forbidden', resource.adminsOnly ? `You are not an administrator of that organization, and only administrators can connect ${resources.titleOf(resource)}.` : 'You are not a member of that organization.');
     const requested = requestedScopes(details, resource);
     const ticked = new Set(form.getAll('scope'));
     const allowed = requested.filter((s) => ticked.has(s));
@@ -266,4 +270,9 @@ function titleFor(code: ErrorCode): string {
     default:
       return 'Something went wrong';
   }
+}
+
+/** The organizations in which the person may connect this resource (administrators only, for some products). */
+function mayConnect(memberships: Membership[], resource: ProtectedResource): Membership[] {
+  return resource.adminsOnly ? memberships.filter((m) => m.role === 'admin') : memberships;
 }

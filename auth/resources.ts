@@ -13,6 +13,8 @@ export interface ProtectedResource {
   /** The product id, or 'console' for the console API. */
   product: string;
   scopes: string[];
+  /** Only an organization's administrators may connect it (ProductDefinition.connectableBy). */
+  adminsOnly: boolean;
 }
 
 /** OIDC scopes the server also knows; they never name a resource. */
@@ -30,7 +32,7 @@ export class ResourceRegistry {
     const canonical = canonicalResource(indicator);
     if (!canonical) return undefined;
     if (canonical === consoleResource(this.config.apiUrl)) {
-      return { uri: canonical, product: CONSOLE_PRODUCT, scopes: Object.keys(CONSOLE_SCOPES) };
+      return { uri: canonical, product: CONSOLE_PRODUCT, scopes: Object.keys(CONSOLE_SCOPES), adminsOnly: false };
     }
     const base = canonicalResource(this.config.mcpUrl);
     if (!base || !canonical.startsWith(`${base}/`)) return undefined;
@@ -38,9 +40,10 @@ export class ResourceRegistry {
     if (!/^[a-z][a-z0-9]*$/.test(product)) return undefined;
     // A roadmap product is a resource too: a client may connect before it ships, sees no tools,
     // and is told (tools/list_changed) when they appear. Its tools refuse calls until then.
-    const scopes = Object.keys(this.catalog.product(product)?.scopes ?? {});
+    const definition = this.catalog.product(product);
+    const scopes = Object.keys(definition?.scopes ?? {});
     if (!scopes.length) return undefined; // no such product
-    return { uri: `${base}/${product}`, product, scopes };
+    return { uri: `${base}/${product}`, product, scopes, adminsOnly: definition?.connectableBy === 'admins' };
   }
 
   /** The resource implied by a scope list: all product scopes of one product, or undefined. */

@@ -19,7 +19,8 @@ function productSection(p: ProductDefinition<any>): string {
   const lines = [
     `## ${p.title} — \`/mcp/${p.id}\``,
     '',
-    `${p.kind}. Status: **${p.status}**${p.status === 'roadmap' ? ' (its tools are served once an operator runs `npm run admin -- surface ship ' + p.id + '`)' : ''}.`,
+    `${p.kind}. Status: **${p.status}**${p.status === 'roadmap' ? ' (its tools are served once an operator runs `npm run admin -- surface ship ' + p.id + '`)' : ''}.` +
+      (p.connectableBy === 'admins' ? ' Connected by an organization\'s **administrators only**: it reads the whole organization\'s set-up, which the console shows administrators only.' : ''),
     '',
     '| scope | allows |',
     '|---|---|',

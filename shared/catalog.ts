@@ -72,6 +72,12 @@ export interface ProductDefinition<Repos = unknown> {
   /** The product surface by kind, as SPEC.md part 1.5 lists it. */
   kind: string;
   status: ProductStatus;
+  /**
+   * Who may connect the product: `admins` when its data is the whole organization's set-up
+   * (aegis reads every connection and member), so that a member cannot see through an AI client
+   * what the console shows administrators only (DESIGN.md §8). Default: any member.
+   */
+  connectableBy?: 'admins' | 'members';
   /** Every scope of the product with its plain-words meaning (shown on the consent page). */
   scopes: Record<string, string>;
   tools: ToolDefinition<any, Repos>[];

@@ -3,6 +3,7 @@
  * and the defences of the forms. A refused submission writes nothing.
  */
 import test from 'ava';
+import { addMembership } from '../../db/accounts.js';
 import { authenticateBearer, findConnectionByGrant } from '../../db/grant_store.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeCode, authorizeWithPassword, consent, CookieJar, exchangeCode, follow, parseForm, postForm, registerClient, startAuthorization, type Authorization } from '../helpers/oauth.js';
@@ -11,9 +12,9 @@ import { addRegisteredClient, PASSWORD, rowCounts, startAuthServer, type AuthSer
 const scopes = ['forge.chat.read', 'forge.chat.write'];
 
 /** Starts an authorization and signs in; returns the consent page. */
-async function toConsent(server: AuthServer, email: string, options: { clientId?: string; redirectUri?: string; jar?: CookieJar } = {}) {
+async function toConsent(server: AuthServer, email: string, options: { clientId?: string; redirectUri?: string; jar?: CookieJar; resource?: string; scopes?: string[] } = {}) {
   const clientId = options.clientId ?? (await registerClient(server.url, { client_name: 'Claude <Desktop>', redirect_uris: [options.redirectUri ?? 'http://127.0.0.1/callback'] })).client_id;
-  const auth = await startAuthorization(server.url, { clientId, redirectUri: options.redirectUri, resource: server.forge, scopes, jar: options.jar });
+  const auth = await startAuthorization(server.url, { clientId, redirectUri: options.redirectUri, resource: options.resource ?? server.forge, scopes: options.scopes ?? scopes, jar: options.jar });
   let page = await follow(server.url, auth.jar, auth.response);
   if (/name="password"/.test(page.html ?? '')) {
     const login = parseForm(page.html!);
@@ -88,6 +89,37 @@ for (const kind of databasesUnderTest()) {
       // The same page then still works for the person's own organization.
       const allowed = await consent(server.url, auth.jar, page.html!, { tenant: 'acme' });
       t.truthy(new URL(allowed.url).searchParams.get('code'));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a product of the whole organization's set-up (aegis) is connected by its administrators only [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { client_id: clientId } = await registerClient(server.url, { redirect_uris: ['http://127.0.0.1/callback'] });
+      const aegis = { resource: server.aegis, scopes: ['aegis.scans.read', 'aegis.findings.read'], clientId };
+      const before = await rowCounts(server);
+      // bob is a member of globex only: there is no organization he may connect aegis in.
+      const member = await toConsent(server, 'bob@globex.example', aegis);
+      t.is(member.page.response.status, 403);
+      t.regex(member.page.html!, /Only an administrator of an organization can connect Aegis/);
+      t.regex(member.page.html!, /forbidden/);
+      t.deepEqual(await rowCounts(server), before);
+
+      // alice administers acme and is a member of globex: only acme is offered, and globex is refused if posted.
+      await addMembership(server.portico.context.db, { userId: server.users.alice.id, tenantId: server.tenants.globex.id, role: 'member' });
+      const { auth, page } = await toConsent(server, 'alice@acme.example', aegis);
+      t.deepEqual(parseForm(page.html!).organizations.map((o) => o.slug), ['acme']);
+      const refused = await consent(server.url, auth.jar, page.html!, { tenant: 'globex', tenantId: server.tenants.globex.id });
+      t.is(refused.response.status, 403);
+      t.regex(refused.html!, /only administrators can connect Aegis/);
+      const allowed = await consent(server.url, auth.jar, page.html!, { tenant: 'acme' });
+      t.truthy(new URL(allowed.url).searchParams.get('code'));
+
+      // Other products stay open to members.
+      const forge = await toConsent(server, 'bob@globex.example');
+      t.deepEqual(parseForm(forge.page.html!).organizations.map((o) => o.slug), ['globex']);
     } finally {
       await server.close();
     }

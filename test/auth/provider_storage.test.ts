@@ -43,7 +43,7 @@ for (const kind of databasesUnderTest()) {
     const tokens = await authorizeWithPassword(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes: ['forge.chat.read'] });
     const hooked = storage!.enabled !== undefined; // Node 20 and 22; Node 24 carries contexts without hooks
     if (hooked) t.false(storage!.enabled, 'off after sign-in, consent and the code exchange');
-    const [a, b] = await Promise.all([1, 2].map(() => authorizeWithPassword(server.url, { email: 'bob@globex.example', password: PASSWORD, tenant: 'globex', resource: server.aegis, scopes: ['aegis.scans.read'] })));
+    const [a, b] = await Promise.all([1, 2].map(() => authorizeWithPassword(server.url, { email: 'bob@globex.example', password: PASSWORD, tenant: 'globex', resource: server.forge, scopes: ['forge.chat.read'] })));
     t.truthy(a.accessToken && b.accessToken);
     const refreshed = await refresh(server.url, { refreshToken: tokens.refreshToken!, clientId: tokens.clientId });
     t.truthy(refreshed.accessToken);

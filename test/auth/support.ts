@@ -15,7 +15,8 @@ export const PASSWORD = 'correct horse battery staple';
 const empty = { tools: [], resources: [], prompts: [] };
 export const TEST_PRODUCTS = [
   defineProduct({ id: 'forge', title: 'Forge', kind: 'conversations', status: 'live', scopes: { 'forge.chat.read': 'Read your conversations', 'forge.chat.write': 'Write messages in your conversations' }, ...empty }),
-  defineProduct({ id: 'aegis', title: 'Aegis', kind: 'security', status: 'live', scopes: { 'aegis.scans.read': 'Read security scan results' }, ...empty }),
+  // Connected by administrators only, as the real aegis is.
+  defineProduct({ id: 'aegis', title: 'Aegis', kind: 'security', status: 'live', connectableBy: 'admins', scopes: { 'aegis.scans.read': 'Read security scan results' }, ...empty }),
   defineProduct({ id: 'midas', title: 'Midas', kind: 'finance', status: 'roadmap', scopes: { 'midas.ledger.read': 'Read the ledger' }, ...empty }),
 ];
 

@@ -83,6 +83,8 @@ export const aegis = defineProduct<AegisRepository>({
   title: 'Aegis',
   kind: 'Security posture scans and findings',
   status: 'live',
+  // A scan reads every connection and member of the organization: administrators' data (console rule).
+  connectableBy: 'admins',
   scopes: {
     'aegis.scans.read': 'See your organization\'s security posture scans and their results',
     'aegis.scans.write': 'Run posture scans of your organization\'s connections and members, and delete scans',
