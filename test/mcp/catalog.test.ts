@@ -135,3 +135,25 @@ test('the trust pipeline is the only caller of handlers', (t) => {
   walk(ROOT);
   t.deepEqual(offenders, []);
 });
+
+test('every object in every published input schema is closed: an unknown field is refused, not dropped, at any depth', (t) => {
+  const open: string[] = [];
+  const walk = (node: unknown, where: string) => {
+    if (!node || typeof node !== 'object') return;
+    const schema = node as Record<string, unknown>;
+    if (schema.type === 'object' && schema.additionalProperties !== false) open.push(where);
+    for (const [key, child] of Object.entries(schema)) {
+      if (Array.isArray(child)) child.forEach((item, i) => walk(item, `${where}.${key}[${i}]`));
+      else walk(child, `${where}.${key}`);
+    }
+  };
+  let tools = 0;
+  for (const product of PRODUCTS) {
+    for (const tool of product.tools) {
+      walk(compileTool(product, tool).inputSchema, tool.name);
+      tools += 1;
+    }
+  }
+  t.true(tools > 50);
+  t.deepEqual(open, []);
+});

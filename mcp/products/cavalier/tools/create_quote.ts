@@ -20,7 +20,7 @@ export default defineTool({
     deal_id: z.string().max(100).optional().describe('A deal of your organization this quote belongs to.'),
     currency: currencyArg,
     line_items: z
-      .array(z.object({
+      .array(z.strictObject({
         description: textArg(500).describe('What is being sold.'),
         quantity: z.number().int().min(1).max(1_000_000).describe('Whole units, 1-1,000,000.'),
         unit_price_minor: z.number().int().min(0).max(100_000_000_000).describe('Price of one unit in the currency\'s minor unit (e.g. 1999 = 19.99 EUR).'),

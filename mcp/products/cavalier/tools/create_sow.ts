@@ -18,7 +18,7 @@ export default defineTool({
     title: textArg(200).describe('Title of the statement of work.'),
     scope_summary: textArg(8000).describe('What will be delivered, and what is out of scope.'),
     milestones: z
-      .array(z.object({
+      .array(z.strictObject({
         title: textArg(200).describe('What is delivered at this milestone.'),
         due_date: dateArg.describe('Due date, YYYY-MM-DD.'),
         amount_minor: z.number().int().min(0).max(100_000_000_000).describe('Amount billed at this milestone, in the deal currency\'s minor unit.'),

@@ -17,7 +17,7 @@ export default defineTool({
     person_id: z.string().min(1).max(200).describe('Id of the person to onboard.'),
     start_date: dateArg.optional().describe("First working day, YYYY-MM-DD; defaults to the profile's start date (one of the two is needed)."),
     tasks: z
-      .array(z.object({
+      .array(z.strictObject({
         title: textArg(200).describe('What must be done.'),
         owner: z.enum(TASK_OWNERS).describe('Who does it: hr, it, manager or person.'),
         due_in_days: z.number().int().min(-365).max(365).optional().describe('Due this many days after the start date (negative: before).'),

@@ -16,7 +16,7 @@ export default defineTool({
     name: textArg(200).describe('Unique name of the workflow, e.g. "Site survey".'),
     description: z.string().trim().max(2000).optional().describe('What the workflow is for.'),
     steps: z
-      .array(z.object({ name: textArg(200).describe('Step name.'), instructions: z.string().trim().max(2000).optional().describe('What to do in this step.') }))
+      .array(z.strictObject({ name: textArg(200).describe('Step name.'), instructions: z.string().trim().max(2000).optional().describe('What to do in this step.') }))
       .min(1)
       .max(50)
       .describe('The steps in the order they are done.'),
