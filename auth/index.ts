@@ -90,6 +90,7 @@ export function authMount(options: AuthMountOptions): Mount {
 
     const dispatch = compose(provider.middleware as Koa.Middleware[]);
     app.use(registrationGuard(context, options.registrationsPerMinute ?? 20));
+    app.use(formBodyGuard);
     app.use(interactionRoutes(provider, context, resources));
     app.use(errorReturns(provider));
     // The provider's per-request context is switched off between its requests (provider_storage.ts).
@@ -144,6 +145,23 @@ function registrationGuard(context: PorticoContext, perMinute: number): Koa.Midd
     return next();
   };
 }
+
+/** oidc-provider's own cap on a request body (lib/shared/selective_body.js). */
+const PROVIDER_BODY_LIMIT = 56 * 1024;
+const FORM_ENDPOINTS = new Set<string>([ROUTES.token, ROUTES.revocation, ROUTES.introspection]);
+
+/**
+ * A declared body over oidc-provider's cap at the token, revocation and introspection endpoints
+ * is answered 413 payload_too_large (DESIGN.md §7), as everywhere else; the provider would read
+ * up to its cap and then call it "failed to parse the request body" (400).
+ */
+const formBodyGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
+  if (ctx.method !== 'POST' || !FORM_ENDPOINTS.has(ctx.path) || Number(ctx.get('content-length') || 0) <= PROVIDER_BODY_LIMIT) return next();
+  ctx.status = 413;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Connection', 'close');
+  ctx.body = { error: 'payload_too_large', error_description: `request bodies here are at most ${PROVIDER_BODY_LIMIT} bytes`, request_id: ctx.state.requestId };
+};
 
 /** Runs a middleware list on the given context, then `next` (koa-compose, which koa-mount uses). */
 function compose(middleware: Koa.Middleware[]): (ctx: Koa.Context, next: Koa.Next) => Promise<void> {

@@ -88,6 +88,26 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`the token, revocation and introspection endpoints answer a body over their cap with 413 payload_too_large [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=refresh_token&client_id=x&token=${'a'.repeat(100 * 1024)}`,
+        });
+        t.is(response.status, 413, path);
+        const body = (await response.json()) as { error: string; error_description: string };
+        t.is(body.error, 'payload_too_large', path);
+        t.regex(body.error_description, /at most 57344 bytes/, path);
+      }
+      // Under the cap the endpoints answer as before.
+      const small = await fetch(`${server.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&client_id=x&refresh_token=y' });
+      t.is(small.status, 401);
+    } finally {
+      await server.close();
+    }
+  });
+
   test(`registration is rate limited per address with Retry-After [${kind}]`, async (t) => {
     const server = await startAuthServer(kind, { auth: { registrationsPerMinute: 3 } });
     try {
