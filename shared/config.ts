@@ -157,6 +157,9 @@ function originList(env: Env, name: string): string[] {
 }
 
 function database(env: Env, dataDir: string, toolTimeoutMs: number): DatabaseConfig {
+  // PostgreSQL's settings are checked on SQLite too, where they do nothing: a bad value should
+  // stop the process the day it is written, not the day the deployment moves to PostgreSQL.
+  const postgres = postgresSettings(env, toolTimeoutMs);
   const raw = env.DATABASE_URL?.trim();
   if (!raw) return { kind: 'sqlite', filename: path.join(dataDir, 'portico.sqlite') };
   if (raw.startsWith('sqlite:')) {
@@ -170,19 +173,23 @@ function database(env: Env, dataDir: string, toolTimeoutMs: number): DatabaseCon
     } catch {
       throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
     }
-    const idleInTransactionTimeoutMs = integer(
-      env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', Math.max(DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, toolTimeoutMs + IDLE_IN_TRANSACTION_MARGIN_MS), 100, 86_400_000,
-    );
-    if (idleInTransactionTimeoutMs <= toolTimeoutMs) {
-      throw new ConfigError('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', `must be longer than TOOL_TIMEOUT_MS (${toolTimeoutMs}): a writing tool's handler runs inside its transaction`);
-    }
-    return {
-      kind: 'postgres', url: raw, preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
-      readTimeoutMs: integer(env, 'DATABASE_READ_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS, 100, 600_000),
-      idleInTransactionTimeoutMs,
-    };
+    return { kind: 'postgres', url: raw, ...postgres };
   }
   throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
+}
+
+function postgresSettings(env: Env, toolTimeoutMs: number) {
+  const idleInTransactionTimeoutMs = integer(
+    env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', Math.max(DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, toolTimeoutMs + IDLE_IN_TRANSACTION_MARGIN_MS), 100, 86_400_000,
+  );
+  if (idleInTransactionTimeoutMs <= toolTimeoutMs) {
+    throw new ConfigError('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', `must be longer than TOOL_TIMEOUT_MS (${toolTimeoutMs}): a writing tool's handler runs inside its transaction`);
+  }
+  return {
+    preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
+    readTimeoutMs: integer(env, 'DATABASE_READ_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS, 100, 600_000),
+    idleInTransactionTimeoutMs,
+  };
 }
 
 function demoPassword(env: Env): string | undefined {

@@ -76,6 +76,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         (ctx.state as ConsoleState).viewer = {
           userId: principal.user.id, email: principal.user.email, tenant: principal.tenant, role, scopes: principal.scopes, requestId: ctx.state.requestId,
         };
+        // The API's own connection is listed like any other: when it was last used, how often.
+        await context.db('connections').where({ id: principal.connectionId }).update({ last_used_at: Date.now(), call_count: context.db.raw('call_count + 1') });
         await next();
       } catch (error) {
         if (isAppError(error) && error.code === 'insufficient_scope') {

@@ -49,7 +49,8 @@ export async function revokeFor(db: Db, events: EventBus, viewer: Viewer, rawId:
   const revoked = await db.transaction((trx) =>
     revokeConnection(trx, connection, { userId: viewer.userId, reason: viewer.scopes ? 'console api' : 'console', requestId: viewer.requestId }));
   await events.publish({ type: 'connection.revoked', connectionId: connection.id, grantId: connection.grant_id });
-  return { connection: { ...connection, revoked_at: connection.revoked_at ?? Date.now() }, revoked };
+  // Read back, so the answer carries the revocation time as stored (a second revoke shows the same).
+  return { connection: await connectionFor(db, viewer, rawId), revoked };
 }
 
 export interface AuditQuery {

@@ -99,6 +99,13 @@ for (const kind of databasesUnderTest()) {
       t.like(audit.records[0], { kind: 'auth', connection_id: f.forge.ann.connection.id, user_id: f.users.acmeAdmin, outcome: 'ok' });
       const again: Json = await (await f.api(`/connections/${f.forge.ann.connection.id}`, admin, { method: 'DELETE' })).json();
       t.is(again.already_revoked, true);
+      t.is(again.revoked_at, body.revoked_at, 'the first answer carried the stored revocation time');
+      // The API's own connection counts its calls like any other connection.
+      const own = async () => ((await (await f.api('/connections', admin)).json()) as Json).connections.find((c: Json) => c.product === 'console');
+      const first = await own();
+      t.true(first.call_count >= 4, JSON.stringify(first));
+      t.truthy(first.last_used_at);
+      t.is((await own()).call_count, first.call_count + 1);
       t.is(((await (await f.api(`/audit?tool=connection.revoke`, admin)).json()) as Json).records.length, 1, 'a second revoke is not audited twice');
     } finally {
       await f.close();

@@ -56,8 +56,8 @@ test('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 60 s, or longer than a long TOOL_
     const error = t.throws(() => loadConfig({ DATABASE_URL: url, TOOL_TIMEOUT_MS: toolTimeout, DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: value }), { instanceOf: ConfigError }, value);
     t.regex(error.message, /DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS/);
   }
-  // SQLite has no such setting; the variable is not read there.
-  t.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.sqlite', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 'soon' }).database, { kind: 'sqlite', filename: '/tmp/x.sqlite' });
+  // On SQLite the setting does nothing, but a bad value is still refused (the test below).
+  t.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:/tmp/x.sqlite', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '90000' }).database, { kind: 'sqlite', filename: '/tmp/x.sqlite' });
 });
 
 const bad: Array<[string, string]> = [
@@ -82,3 +82,13 @@ for (const [variable, value] of bad) {
     t.true(error?.message.startsWith(`${variable}: `));
   });
 }
+
+test('PostgreSQL settings are checked on SQLite too, where they do nothing: a typo stops the process now, not after a move', (t) => {
+  for (const [name, value] of [['DATABASE_PREPARED_STATEMENTS', 'maybe'], ['DATABASE_READ_TIMEOUT_MS', '50'], ['DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 'soon']] as const) {
+    const error = t.throws(() => loadConfig({ [name]: value }), { instanceOf: ConfigError });
+    t.regex(error.message, new RegExp(name));
+  }
+  const error = t.throws(() => loadConfig({ TOOL_TIMEOUT_MS: '90000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '60000' }), { instanceOf: ConfigError });
+  t.regex(error.message, /must be longer than TOOL_TIMEOUT_MS/);
+  t.deepEqual(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off', DATA_DIR: '/tmp/x' }).database, { kind: 'sqlite', filename: '/tmp/x/portico.sqlite' });
+});
