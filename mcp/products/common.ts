@@ -169,3 +169,12 @@ export function textArg(max: number, min = 1) {
 }
 
 export const DAY_MS = 86_400_000;
+
+/**
+ * Whether the call's grant holds `scope`. A prompt or resource declares one scope; when it would
+ * also show data that another scope guards (a deal's quotes, a scan's findings), it shows that
+ * part only to grants that hold the other scope too, as the matching tool would.
+ */
+export function granted(context: { connection: { scopes: ReadonlySet<string> } }, scope: string): boolean {
+  return context.connection.scopes.has(scope);
+}

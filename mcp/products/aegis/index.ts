@@ -4,6 +4,7 @@ import type { DemoSeeder } from '../../../db/demo.js';
 import { TenantScope } from '../../../db/tenant_scope.js';
 import { AppError } from '../../../shared/errors.js';
 import { defineProduct, definePrompt, defineResource, type ToolContext } from '../../../shared/catalog.js';
+import { granted } from '../common.js';
 import { aegisRepository, type AegisRepository } from './repository.js';
 import deleteScan from './tools/delete_scan.js';
 import getFinding from './tools/get_finding.js';
@@ -16,12 +17,14 @@ import startScan from './tools/start_scan.js';
 const scanResource = defineResource<AegisRepository>({
   collection: 'scans',
   title: 'Posture scan',
-  description: 'A posture scan with its counts and all of its findings (up to 500), most severe first.',
+  description: 'A posture scan with its counts and, for connections that may read findings (aegis.findings.read), all of its findings (up to 500), most severe first.',
   scope: 'aegis.scans.read',
   mimeType: 'application/json',
-  async read(id, { repos }) {
-    const scan = await repos.scans.get(id);
-    const { findings, truncated } = await repos.findings.ofScan(scan.id);
+  async read(id, context) {
+    const scan = await context.repos.scans.get(id);
+    // Which connections and accounts are at risk is aegis.findings.read's to show (aegis.list_findings).
+    if (!granted(context, 'aegis.findings.read')) return { ...scan, findings_omitted: 'reading findings needs the scope aegis.findings.read' };
+    const { findings, truncated } = await context.repos.findings.ofScan(scan.id);
     return { ...scan, findings, findings_truncated: truncated };
   },
 });

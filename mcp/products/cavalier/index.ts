@@ -1,6 +1,7 @@
 /** cavalier: operations — quotes, deals and statements of work (SPEC.md part 1.5). */
 import { z } from 'zod';
 import { defineProduct, definePrompt, defineResource, type ToolContext } from '../../../shared/catalog.js';
+import { granted } from '../common.js';
 import { seedCavalierDemo } from './demo.js';
 import { cavalierRepository, type CavalierRepository } from './repository.js';
 import createDeal from './tools/create_deal.js';
@@ -48,21 +49,26 @@ const draftSowFromDeal = definePrompt({
   name: 'cavalier.draft_sow_from_deal',
   title: 'Draft a statement of work from a deal',
   description:
-    'Embeds a deal with its quotes (line items and totals) and asks for a draft statement of work: scope, exclusions and milestones ' +
-    'whose amounts add up to the accepted or latest quote, ready to pass to cavalier.create_sow.',
+    'Embeds a deal with its quotes (line items and totals, when the connection may read quotes) and asks for a draft statement of work: ' +
+    'scope, exclusions and milestones whose amounts add up to the accepted or latest quote, ready to pass to cavalier.create_sow.',
   scope: 'cavalier.deals.read',
   args: {
     deal_id: z.string().max(100).describe('The deal to write the statement of work for.'),
   },
-  async get({ deal_id }, { repos, resourceUri }: ToolContext<CavalierRepository>) {
+  async get({ deal_id }, context: ToolContext<CavalierRepository>) {
+    const { repos, resourceUri } = context;
     const deal = await repos.deals.get(deal_id);
-    const quotes = await Promise.all(deal.quotes.map((q) => repos.quotes.get(q.id)));
+    // Quotes' line items and totals are cavalier.quotes.read's to show (cavalier.get_quote).
+    const mayReadQuotes = granted(context, 'cavalier.quotes.read');
+    const quotes = mayReadQuotes ? await Promise.all(deal.quotes.map((q) => repos.quotes.get(q.id))) : [];
     const basis = quotes.find((q) => q.status === 'accepted') ?? quotes[0];
     const instructions = [
       `Draft a statement of work for the deal "${deal.title}" with ${deal.customer} (stage ${deal.stage}, value ${deal.value}).`,
       basis
         ? `Base it on quote ${basis.id} (${basis.status}, total ${basis.total}); the milestone amounts must add up to its subtotal of ${basis.subtotal_minor} minor units of ${basis.currency}.`
-        : `The deal has no quote yet; base the milestones on the deal value of ${deal.value_minor} minor units of ${deal.currency}.`,
+        : deal.quotes.length && !mayReadQuotes
+          ? `The deal has quotes, but this connection may not read them (cavalier.quotes.read); base the milestones on the deal value of ${deal.value_minor} minor units of ${deal.currency} and say that they should be checked against the accepted quote.`
+          : `The deal has no quote yet; base the milestones on the deal value of ${deal.value_minor} minor units of ${deal.currency}.`,
       'Write: a title; a scope summary that says what is delivered and what is explicitly out of scope; 2-6 milestones, each with a title, ' +
         'a due date (YYYY-MM-DD) and an amount in minor units.',
       deal.stage === 'proposal' || deal.stage === 'won'

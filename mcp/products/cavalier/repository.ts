@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { formatMoney, iso, msToDate, pageOf, whereContains, type NewRow, type Page } from '../common.js';
+import { DAY_MS, formatMoney, iso, msToDate, pageOf, whereContains, type NewRow, type Page } from '../common.js';
 
 export const QUOTE_STATUSES = ['draft', 'sent', 'accepted', 'rejected'] as const;
 export type QuoteStatus = (typeof QUOTE_STATUSES)[number];
@@ -342,6 +342,9 @@ export function cavalierRepository(scope: TenantScope) {
         customer ??= deal.customer;
       }
       if (!customer) throw new AppError('invalid_arguments', 'customer: required unless deal_id is given', { details: { field: 'customer' } });
+      if (input.valid_until != null && input.valid_until < startOfToday()) {
+        throw new AppError('invalid_arguments', `valid_until: ${msToDate(input.valid_until)} has passed; an offer must be valid today or later`, { details: { field: 'valid_until' } });
+      }
       const totals = computeQuoteTotals(input.line_items, input.tax_rate_bp);
       const at = now();
       const row = (await scope.insert<NewRow<DbQuoteRow>>('cavalier_quotes', {
@@ -373,6 +376,10 @@ export function cavalierRepository(scope: TenantScope) {
     async setStatus(rawId: string, status: QuoteStatus): Promise<QuoteView & { previous_status: QuoteStatus }> {
       const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
       if (!QUOTE_TRANSITIONS[row.status].includes(status)) refuseTransition('quote', 'status', row.status, status, QUOTE_TRANSITIONS[row.status]);
+      // An offer past its last valid day can be rejected, not accepted.
+      if (status === 'accepted' && row.valid_until !== null && Number(row.valid_until) < startOfToday()) {
+        throw new AppError('conflict', `the quote expired on ${msToDate(Number(row.valid_until))}; create a new quote to accept`, { details: { valid_until: msToDate(Number(row.valid_until)) } });
+      }
       const at = now();
       const patch: Partial<DbQuoteRow> = { status, updated_at: at, ...(status === 'sent' ? { sent_at: at } : { decided_at: at }) };
       const changed = await scope.from('cavalier_quotes').where({ id: row.id, status: row.status }).update(patch);
@@ -450,3 +457,8 @@ export function cavalierRepository(scope: TenantScope) {
 }
 
 export type CavalierRepository = ReturnType<typeof cavalierRepository>;
+
+/** Midnight UTC today: a date-only value (valid_until) is valid through its whole day. */
+function startOfToday(at = Date.now()): number {
+  return at - (at % DAY_MS);
+}

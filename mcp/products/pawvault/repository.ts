@@ -245,7 +245,8 @@ export function pawvaultRepository(scope: TenantScope) {
         const rows = (await query) as Array<DbVaccinationRow & { pet_name: string; species: Species }>;
         const latest = new Map<string, (typeof rows)[number]>();
         for (const row of rows) {
-          const key = `${row.pet_id}\u0000${row.vaccine.trim().toLowerCase()}`;
+          // The same vaccine however it was spelled: case and spacing do not matter (docs).
+          const key = `${row.pet_id}\u0000${row.vaccine.trim().replace(/\s+/g, ' ').toLowerCase()}`;
           if (!latest.has(key)) latest.set(key, row);
         }
         const horizon = on + filter.within_days * DAY_MS;

@@ -247,6 +247,9 @@ export function peopleRepository(scope: TenantScope) {
       async offboard(rawId: string, input: { last_day: number; reason: string }, actor: string) {
         const row = await requirePerson(rawId);
         if (row.status === 'offboarded') throw new AppError('conflict', `person ${row.id} is already offboarded`, { details: { status: row.status } });
+        if (row.start_date !== null && input.last_day < Number(row.start_date)) {
+          throw new AppError('invalid_arguments', `last_day: ${msToDate(input.last_day)} is before the start date ${msToDate(Number(row.start_date))}`, { details: { field: 'last_day' } });
+        }
         const now = Date.now();
         const updated = await scope.from(PROFILES).where(`${PROFILES}.id`, row.id).whereNot('status', 'offboarded').update({ status: 'offboarded', end_date: input.last_day, updated_at: now });
         if (updated !== 1) throw new AppError('conflict', `person ${row.id} changed while this call ran; read it again`);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
+import { granted } from '../../common.js';
 import type { HeraldRepository } from '../repository.js';
 
 export default definePrompt({
@@ -9,11 +10,16 @@ export default definePrompt({
     'A review of one broadcast before it goes out: its text, audience and how many subscribers it reaches now, with a checklist for tone, accuracy and the claims it makes about published trust-center documents.',
   scope: 'herald.broadcasts.read',
   args: { broadcast_id: z.string().min(1).max(200).describe('Id of the broadcast to review.') },
-  get: async ({ broadcast_id }, { repos, tenant, resourceUri }: ToolContext<HeraldRepository>) => {
+  get: async ({ broadcast_id }, context: ToolContext<HeraldRepository>) => {
+    const { repos, tenant, resourceUri } = context;
     const broadcast = await repos.broadcasts.get(broadcast_id);
     const reach = await repos.subscribers.countAudience(broadcast.audience);
     const published = await repos.documents.list({ status: 'published', limit: 20 });
-    const documents = published.items.map((d) => `- ${d.title} (${d.category}, ${d.visibility}, version ${d.version})`).join('\n') || '- none published';
+    // NDA-only documents are herald.trust.read's to show; public ones are on the trust center anyway.
+    const mayReadTrust = granted(context, 'herald.trust.read');
+    const shown = published.items.filter((d) => mayReadTrust || d.visibility === 'public');
+    const documents = (shown.map((d) => `- ${d.title} (${d.category}, ${d.visibility}, version ${d.version})`).join('\n') || '- none published') +
+      (shown.length < published.items.length ? '\n- (NDA-only documents are not shown: this connection may not read them, herald.trust.read)' : '');
     return [
       {
         role: 'user' as const,

@@ -7,7 +7,8 @@ export default definePrompt({
   title: "Plan a person's onboarding",
   description:
     "A first-weeks plan for a new hire, built from their profile, manager and onboarding checklist (open tasks with owners and due dates), and a welcome note in the organization's name.",
-  scope: 'people.lifecycle.read',
+  // Everything it shows is the person's profile (which carries the checklist): get_person's scope.
+  scope: 'people.profiles.read',
   args: { person_id: z.string().min(1).max(200).describe('Id of the person being onboarded.') },
   get: async ({ person_id }, { repos, tenant, resourceUri }: ToolContext<PeopleRepository>) => {
     const person = await repos.profiles.get(person_id);
