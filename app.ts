@@ -12,7 +12,8 @@ import { createLogger } from './shared/log.js';
 import { MetricsRegistry } from './shared/metrics.js';
 import { refuseNul, requestIdOf, restErrors, type PorticoState } from './shared/http.js';
 import { AppError } from './shared/errors.js';
-import { connectDatabase, ping, poolStats, type Db } from './db/connect.js';
+import { connectDatabase, poolStats, ready, type Db } from './db/connect.js';
+import { translateDbError } from './db/errors.js';
 import { migrateLatest } from './db/migrate.js';
 import { loadOrCreateSecret } from './db/secrets.js';
 import { seedDemoIfEmpty, type DemoCredential, type DemoSeeder } from './db/demo.js';
@@ -79,7 +80,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     const app = new Koa<PorticoState>({ keys: secrets.cookieKeys, proxy: config.trustProxy });
     app.silent = true;
     app.use(observe(context));
-    app.use(restErrors(log));
+    app.use(restErrors(log, translateDbError));
     app.use(refuseNul);
     app.use(operations(context));
     for (const mount of options.mounts ?? []) await mount(app, context);
@@ -175,11 +176,11 @@ function operations({ db, metrics }: PorticoContext) {
       case '/readyz':
         ctx.state.route = '/readyz';
         try {
-          await ping(db);
+          await withDeadline(ready(db), READY_DEADLINE_MS);
           ctx.body = { status: 'ready', version: VERSION };
-        } catch {
+        } catch (error) {
           ctx.status = 503;
-          ctx.body = { status: 'unavailable', reason: 'database unreachable' };
+          ctx.body = { status: 'unavailable', reason: error === DEADLINE ? `the database did not answer within ${READY_DEADLINE_MS} ms` : 'database unreachable' };
         }
         return;
       case '/metrics':
@@ -191,4 +192,17 @@ function operations({ db, metrics }: PorticoContext) {
         return next();
     }
   };
+}
+
+/** How long /readyz waits for the database before saying the instance cannot serve (a pool that is all busy, a locked table). */
+const READY_DEADLINE_MS = 2_000;
+const DEADLINE = Symbol('deadline');
+
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(DEADLINE), ms);
+  });
+  work.catch(() => undefined); // settled later than the deadline: nobody waits for it any more
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }

@@ -8,6 +8,7 @@
 import { hash } from 'node:crypto';
 import { auditPipeOf, knexSql, writeTransaction, type Db, type DbOrTrx, type SqlRunner } from './connect.js';
 import type { PgPipe } from './pg_client.js';
+import { isUnavailable } from './errors.js';
 import { uuidv7 } from './ids.js';
 
 export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
@@ -292,7 +293,13 @@ export class AuditWriter {
     let rows: DbAuditRow[];
     try {
       rows = await writeTransaction(this.db, (sql) => writeBatchWith(sql, batch.map((p) => p.input)));
-    } catch {
+    } catch (error) {
+      // The database is gone or a lock did not come in time: every call of the batch fails now
+      // (`unavailable`), rather than each waiting again, one after another.
+      if (isUnavailable(error)) {
+        for (const pending of batch) pending.reject(error);
+        return;
+      }
       // One by one: a record that cannot be written fails its own call only.
       this.stats.retried += 1;
       for (const pending of batch) {
@@ -302,6 +309,16 @@ export class AuditWriter {
     }
     this.stats.transaction += 1;
     batch.forEach((pending, i) => this.committed(pending, rows[i]));
+  }
+
+  /** Whether these records (ids made here) are in the log: the answer to a statement whose outcome was lost. */
+  private async written(rows: DbAuditRow[]): Promise<boolean> {
+    try {
+      const found = await this.db('audit_log').whereIn('id', [rows[0].id]).first('id');
+      return found !== undefined;
+    } catch {
+      return false; // unknown: the transaction path writes them, and a duplicate is the lesser harm than a lost record
+    }
   }
 
   private committed(pending: Pending, row: DbAuditRow): void {
@@ -338,8 +355,11 @@ export class AuditWriter {
     let moved: Set<string> | undefined;
     try {
       moved = await appendOnKnownHeads(this.pipe!, moves, rows, usesOf(batch.map((p) => p.input)));
-    } catch {
+    } catch (error) {
       // The statement failed, and one statement fails as a whole: nothing counted, nothing written.
+      // Unless the connection was lost after PostgreSQL committed it and before the answer came
+      // back: then the records are there, and writing them again would record the calls twice.
+      if (isUnavailable(error) && (await this.written(rows))) moved = new Set(moves.map((move) => move.chain));
     }
     if (moved) this.stats.statement += 1;
     const rest: Pending[] = [];

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
-import { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_READ_TIMEOUT_MS, type DatabaseConfig } from '../shared/config.js';
+import { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_READ_TIMEOUT_MS, type DatabaseConfig } from '../shared/config.js';
 import { pgClient, PgPipe } from './pg_client.js';
 import { sqliteClient, sqliteReadPipe, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
 
@@ -24,17 +24,18 @@ export function dialectOf(db: DbOrTrx): 'sqlite' | 'postgres' {
 
 export function connectDatabase(config: DatabaseConfig): Db {
   if (config.kind === 'postgres') {
+    const lockTimeoutMs = config.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     const db = knexFactory({
       client: config.preparedStatements === false ? 'pg' : pgClient(),
       connection: config.url,
       searchPath: config.schema ? [config.schema] : undefined,
-      pool: { min: 0, max: 10, afterCreate: limitIdleTransactions(config.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS) },
+      pool: { min: 0, max: 10, afterCreate: limitWaits(config.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, lockTimeoutMs) },
       acquireConnectionTimeout: 10_000,
     });
     const named = config.preparedStatements !== false;
     // A read there holds every read written behind it: PostgreSQL cancels one that runs too long.
     const reads = new PgPipe(db, { named, oneWritePerTurn: true, statementTimeoutMs: config.readTimeoutMs ?? DEFAULT_READ_TIMEOUT_MS });
-    const audit = new PgPipe(db, { named, oneWritePerTurn: false });
+    const audit = new PgPipe(db, { named, oneWritePerTurn: false, lockTimeoutMs });
     readPipes.set(db, reads);
     auditPipes.set(db, audit);
     closeWith(db, async () => {
@@ -58,7 +59,11 @@ export function connectDatabase(config: DatabaseConfig): Db {
 }
 
 /**
- * Every pooled connection gets `idle_in_transaction_session_timeout`: a transaction that sits
+ * Every pooled connection gets `lock_timeout` (the idle-in-transaction time-out and a second): a
+ * statement that waits longer for a lock fails (`unavailable`), so a table locked by a busy
+ * session (a migration, a manual `LOCK`, a long `VACUUM FULL`) holds calls for a bounded time; the
+ * audit pipe has it too. A lock held by an idle transaction is freed before that, by
+ * `idle_in_transaction_session_timeout`, which every pooled connection also gets: a transaction that sits
  * idle between statements for longer (an instance frozen, paused or cut off in the middle of one)
  * has its session ended by PostgreSQL, and with it its locks. Without it, another instance's
  * audit batches would wait on that chain's head for as long as the dead session lasts (hours,
@@ -66,9 +71,10 @@ export function connectDatabase(config: DatabaseConfig): Db {
  * are short; the longest wait inside one is a writing tool's handler, bounded by TOOL_TIMEOUT_MS,
  * which the configured time-out must exceed (shared/config.ts).
  */
-function limitIdleTransactions(timeoutMs: number) {
+function limitWaits(idleMs: number, lockMs: number) {
   return (connection: { query(sql: string): Promise<unknown> }, done: (error: Error | null, connection: unknown) => void): void => {
-    connection.query(`set idle_in_transaction_session_timeout = ${Math.floor(timeoutMs)}`).then(() => done(null, connection), (error: Error) => done(error, connection));
+    connection.query(`set idle_in_transaction_session_timeout = ${Math.floor(idleMs)}; set lock_timeout = ${Math.floor(lockMs)}`)
+      .then(() => done(null, connection), (error: Error) => done(error, connection));
   };
 }
 
@@ -166,6 +172,14 @@ export function writeTransaction<T>(db: Db, work: (sql: SqlRunner) => Promise<T>
 /** Cheap round trip for /readyz. */
 export async function ping(db: Db): Promise<void> {
   await db.raw('select 1');
+}
+
+/**
+ * Whether calls can be answered: the database answers, and the audit log, which every call
+ * writes, can be read (a table locked by someone else fails this by the caller's deadline).
+ */
+export async function ready(db: Db): Promise<void> {
+  await db.raw('select 1 from audit_heads limit 1');
 }
 
 export interface PoolStats {

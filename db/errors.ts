@@ -32,7 +32,11 @@ export function statementTimedOut(cause: unknown): AppError {
 export function isUnavailable(error: unknown): boolean {
   const e = error as DriverError;
   // SQLite's extended codes (SQLITE_BUSY_SNAPSHOT, SQLITE_LOCKED_SHAREDCACHE …) are the same condition.
-  return /^SQLITE_(BUSY|LOCKED)(_|$)/.test(e?.code ?? '') || ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '08006', '08003', '08001'].includes(e?.code ?? '') ||
+  // PostgreSQL: connection failures (08…), shut down or killed (57P0x), too many connections
+  // (53300), a lock waited for longer than lock_timeout (55P03), a database not accepting
+  // connections (55000 with that message).
+  return /^SQLITE_(BUSY|LOCKED)(_|$)/.test(e?.code ?? '') || ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P02', '57P03', '08006', '08003', '08001', '53300', '55P03'].includes(e?.code ?? '') ||
+    (e?.code === '55000' && /not currently accepting connections/.test(e?.message ?? '')) ||
     /Knex: Timeout acquiring a connection|Connection terminated|Client has encountered a connection error|Connection ended unexpectedly/.test(e?.message ?? '');
 }
 

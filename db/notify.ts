@@ -12,6 +12,10 @@ import type { DatabaseConfig } from '../shared/config.js';
 import type { EventBus, PorticoEvent } from '../shared/events.js';
 import type { Logger } from '../shared/log.js';
 import type { Db } from './connect.js';
+import { isUnavailable } from './errors.js';
+
+/** Pauses before each new attempt to send an event whose connection was lost (ms). */
+const RELAY_RETRIES = [25, 150, 800];
 
 export interface EventRelay {
   /** Resolves once LISTEN is active (after a reconnect too). */
@@ -81,8 +85,19 @@ export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: 
   };
 
   bus.relay = async (event) => {
-    // pg_notify through the pool: it commits on its own, outside any caller's transaction.
-    await db.raw('select pg_notify(?, ?)', [channel, JSON.stringify({ from: instance, event })]);
+    // pg_notify through the pool: it commits on its own, outside any caller's transaction. It is
+    // sent after a revocation has committed, so a connection lost at that moment must not lose
+    // the event: tried again on a fresh connection, a few times over about a second.
+    const payload = JSON.stringify({ from: instance, event });
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await db.raw('select pg_notify(?, ?)', [channel, payload]);
+        return;
+      } catch (error) {
+        if (attempt === RELAY_RETRIES.length || !isUnavailable(error)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RELAY_RETRIES[attempt]));
+      }
+    }
   };
   void connect(0);
 

@@ -105,7 +105,7 @@ export class PgPipe {
    * runs longer (its `statement_timeout` on this connection), so one stuck statement cannot hold
    * the statements written behind it for ever.
    */
-  constructor(private readonly db: Knex, private readonly options: { named: boolean; oneWritePerTurn: boolean; statementTimeoutMs?: number }) {}
+  constructor(private readonly db: Knex, private readonly options: { named: boolean; oneWritePerTurn: boolean; statementTimeoutMs?: number; lockTimeoutMs?: number }) {}
 
   /** The rows of one statement with knex's `?` placeholders. */
   async rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> {
@@ -151,6 +151,7 @@ export class PgPipe {
       const schemas = searchPath === undefined ? [] : [searchPath].flat();
       if (schemas.length) await client.query(`set search_path to ${schemas.map((schema) => client.escapeIdentifier(schema)).join(', ')}`);
       if (this.options.statementTimeoutMs) await client.query(`set statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
+      if (this.options.lockTimeoutMs) await client.query(`set lock_timeout = ${Math.floor(this.options.lockTimeoutMs)}`);
       this.client = client;
       return client;
     } catch (error) {

@@ -21,6 +21,7 @@ import {
   CallToolRequestSchema, GetPromptRequestSchema, InitializeRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
+import { translateDbError } from '../db/errors.js';
 import type { Principal } from '../db/grant_store.js';
 import type { Catalog } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
@@ -136,7 +137,7 @@ export class McpHost {
       try {
         principal = await this.deps.pipeline.authenticate(token, productId);
       } catch (thrown) {
-        const error = toAppError(thrown);
+        const error = translateDbError(thrown);
         if (message && error.status === 401) {
           const admit = (connectionId: string) => this.limiter.hit(connectionId) === 0;
           await this.deps.pipeline.auditRefusedToken(token, productId, String(message.method), message.params, error, requestId, admit).catch((auditError) =>
@@ -171,7 +172,8 @@ export class McpHost {
       if (direct) return await this.answerDirectly(ctx, session, principal, direct);
       await this.forward(ctx, session, principal, message);
     } catch (thrown) {
-      const error = toAppError(thrown);
+      // A lost or busy database is `unavailable` (503, try again), wherever in the request it failed.
+      const error = translateDbError(thrown);
       if (error.status >= 500) this.deps.log.error('mcp request failed', { request_id: requestId, err: thrown });
       if (error.status === 401) ctx.set('WWW-Authenticate', this.challenge(productId, token ? error.code : undefined));
       if (error.headers) ctx.set(error.headers);

@@ -12,6 +12,8 @@ export const DEFAULT_READ_TIMEOUT_MS = 15_000;
  * that is longer (a writing tool's handler runs inside its transaction).
  */
 export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
+/** lock_timeout when the config was built without loadConfig: the default idle-in-transaction time-out and 1 s. */
+export const DEFAULT_LOCK_TIMEOUT_MS = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS + 1_000;
 const IDLE_IN_TRANSACTION_MARGIN_MS = 30_000;
 
 export type DatabaseConfig =
@@ -25,6 +27,8 @@ export type DatabaseConfig =
        * ends its session and so releases its locks (db/connect.ts); default 60 s.
        */
       idleInTransactionTimeoutMs?: number;
+      /** Longest a statement waits for a lock (PostgreSQL's lock_timeout; db/connect.ts): the idle-in-transaction time-out and 1 s; default 61 s. */
+      lockTimeoutMs?: number;
     };
 
 export interface Config {
@@ -186,6 +190,10 @@ function postgresSettings(env: Env, toolTimeoutMs: number) {
     throw new ConfigError('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', `must be longer than TOOL_TIMEOUT_MS (${toolTimeoutMs}): a writing tool's handler runs inside its transaction`);
   }
   return {
+    // A lock held by an idle transaction is freed by PostgreSQL after idleInTransactionTimeoutMs;
+    // one held by a busy session (a migration, a manual LOCK) is not: no statement waits longer
+    // than that plus a second (55P03 is then `unavailable`).
+    lockTimeoutMs: idleInTransactionTimeoutMs + 1_000,
     preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
     readTimeoutMs: integer(env, 'DATABASE_READ_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS, 100, 600_000),
     idleInTransactionTimeoutMs,

@@ -71,12 +71,16 @@ export async function readForm(ctx: Context, limit = 64 * 1024): Promise<URLSear
 }
 
 /** Koa middleware: REST errors as `{ error: { code, message, request_id } }`. */
-export function restErrors(log: Logger) {
+/**
+ * `translate` turns what a part threw into an AppError; the composition root passes the database's
+ * translation, so a lost database is `unavailable` (503) rather than `internal` (shared/ knows no driver).
+ */
+export function restErrors(log: Logger, translate: (thrown: unknown) => AppError = toAppError) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
     } catch (thrown) {
-      const error = toAppError(thrown);
+      const error = translate(thrown);
       const requestId = (ctx.state as PorticoState).requestId;
       if (error.status >= 500) log.error('request failed', { request_id: requestId, err: thrown });
       ctx.status = error.status;

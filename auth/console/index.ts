@@ -9,13 +9,14 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Mount, PorticoContext } from '../../app.js';
 import type { Catalog } from '../../shared/catalog.js';
-import { AppError, isAppError, toAppError } from '../../shared/errors.js';
+import { AppError, isAppError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/events.js';
 import { readForm, type PorticoState } from '../../shared/http.js';
 import { WindowLimiter } from '../../shared/rate_limit.js';
 import { authenticate, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
 import { appendAudit, auditPages, chainPages, chainRows, dailyActivity, queryAudit, verifyChain } from '../../db/audit.js';
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
+import { translateDbError } from '../../db/errors.js';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
 import { connectPage, COPY_SCRIPT_HASH } from './connect_page.js';
@@ -68,7 +69,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
         if (!match) throw new AppError('invalid_token', 'a bearer token is required', { headers: { 'WWW-Authenticate': challenge() } });
         const principal = await authenticateBearer(context.db, match[1], resource).catch((error: unknown) => {
-          const e = toAppError(error);
+          const e = translateDbError(error);
           throw new AppError(e.code, e.message, { cause: error, headers: e.status === 401 ? { 'WWW-Authenticate': challenge(`, error="invalid_token"`) } : undefined });
         });
         const role = await membershipIn(context.db, principal.user.id, principal.tenant.id);
@@ -120,7 +121,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       try {
         await next();
       } catch (error) {
-        const e = toAppError(error);
+        const e = translateDbError(error);
         if (e.code === 'unauthenticated') return ctx.redirect(`${base}/login`);
         if (e.status >= 500) context.log.error('console page failed', { request_id: ctx.state.requestId, err: error });
         if (e.headers) ctx.set(e.headers);

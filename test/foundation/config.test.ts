@@ -25,14 +25,14 @@ test('public URLs and the database are configurable', (t) => {
   t.is(config.authUrl, 'https://auth.example.com');
   t.is(config.mcpUrl, 'https://mcp.example.com');
   t.is(config.apiUrl, 'https://auth.example.com/api');
-  t.deepEqual(config.database, { kind: 'postgres', url: 'postgres://portico@db:5432/portico', preparedStatements: true, readTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000 });
+  t.deepEqual(config.database, { kind: 'postgres', url: 'postgres://portico@db:5432/portico', preparedStatements: true, readTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000, lockTimeoutMs: 61_000 });
   t.true(config.trustProxy);
   t.false(config.demo);
 });
 
 test('DATABASE_PREPARED_STATEMENTS=off turns PostgreSQL prepared statements off; a bad value is refused', (t) => {
   const url = 'postgres://portico@db:5432/portico';
-  t.deepEqual(loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'off' }).database, { kind: 'postgres', url, preparedStatements: false, readTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000 });
+  t.deepEqual(loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'off' }).database, { kind: 'postgres', url, preparedStatements: false, readTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000, lockTimeoutMs: 61_000 });
   const error = t.throws(() => loadConfig({ DATABASE_URL: url, DATABASE_PREPARED_STATEMENTS: 'sometimes' }), { instanceOf: ConfigError });
   t.regex(error.message, /DATABASE_PREPARED_STATEMENTS/);
 });

@@ -134,6 +134,80 @@ if (databasesUnderTest().includes('postgres')) {
   });
 }
 
+if (databasesUnderTest().includes('postgres')) {
+  test('PostgreSQL: a table locked by a busy session holds calls no longer than lock_timeout (the idle-in-transaction time-out and 1 s); they answer 503 unavailable, /readyz says so, and all recovers [postgres]', async (t) => {
+    // lock_timeout 2 s
+    const server = await startFaultServer('postgres', { env: { TOOL_TIMEOUT_MS: '800', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1000' } });
+    const admin = server.database.connect();
+    let held: (() => Promise<void>) | undefined;
+    /** Holds an ACCESS EXCLUSIVE lock on `table` (as a migration or a manual LOCK would) until released. */
+    const lock = async (table: string) => {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const done = admin.transaction(async (trx) => {
+        await trx.raw(`lock table ${table} in access exclusive mode`);
+        locked();
+        await released;
+      });
+      await isLocked;
+      held = async () => {
+        held = undefined;
+        release();
+        await done;
+      };
+      return held;
+    };
+    try {
+      const { token, sessionId } = await heldWrite(server, 'warm-up').then(async ({ door, call, token, sessionId }) => {
+        door.release();
+        await call;
+        return { token, sessionId };
+      });
+
+      // The audit log locked: a write's record cannot be written, so the call fails, in bounded time, and its effect is gone.
+      let unlock = await lock('audit_log');
+      let started = performance.now();
+      const write = await writeMarker(server, token, sessionId, 'while-locked', 3);
+      t.is(codeOf(write), 'unavailable', write.text.slice(0, 300));
+      t.true(performance.now() - started < 6_000, `answered in ${Math.round(performance.now() - started)} ms`);
+      const ready = await fetch(`${server.url}/readyz`);
+      t.is(ready.status, 200, 'audit_heads is not locked: ready');
+      await unlock();
+      t.deepEqual(await server.markers('while-locked'), [], 'the effect died with its transaction');
+
+      // The token store locked: a token not yet cached is checked against it; 503, not 500.
+      unlock = await lock('oidc_payloads');
+      started = performance.now();
+      const refused = await rawCall(server, 'an-unknown-token-that-is-looked-up', 'faultlab', 'tools/list', {});
+      t.is(refused.status, 503, refused.text.slice(0, 300));
+      t.is(refused.body.error.data.code, 'unavailable');
+      t.true(performance.now() - started < 6_000);
+      await unlock();
+
+      // The audit heads locked: /readyz answers 503 within its deadline.
+      unlock = await lock('audit_heads');
+      started = performance.now();
+      const notReady = await fetch(`${server.url}/readyz`);
+      const reason = await notReady.text();
+      t.is(notReady.status, 503, reason);
+      t.regex(reason, /database unreachable|did not answer within/);
+      t.true(performance.now() - started < 4_000);
+      await unlock();
+
+      t.is((await fetch(`${server.url}/readyz`)).status, 200);
+      const recovered = await writeMarker(server, token, sessionId, 'after-locks', 4);
+      t.is(codeOf(recovered), 'ok', recovered.text.slice(0, 300));
+      await chainIntact(server, t);
+    } finally {
+      await held?.();
+      await admin.destroy();
+      await server.close();
+    }
+  });
+}
+
 test('SQLite: a write lock held by another connection beyond busy_timeout fails the call closed; it works again once the lock is gone [sqlite]', async (t) => {
   t.timeout(60_000);
   const server = await startFaultServer('sqlite');
