@@ -112,3 +112,15 @@ mcpTest('cavalier: an offer cannot be created already expired, nor accepted afte
   t.regex(accepted.result.structuredContent.message, /expired on/);
   t.truthy((await call('cavalier.update_quote_status', { quote_id: id, status: 'rejected' })).result.structuredContent.status === 'rejected');
 });
+
+mcpTest('cavalier: no quote is made for a lost deal', async (t, server) => {
+  const call = await caller(server, 'cavalier', ['cavalier.quotes.write', 'cavalier.deals.write', 'cavalier.deals.read']);
+  const deal = await call('cavalier.create_deal', { title: 'Lost cause', customer: 'Initech', currency: 'EUR', value_minor: 1000 });
+  const id = deal.result.structuredContent.id as string;
+  t.is((await call('cavalier.update_deal_stage', { deal_id: id, stage: 'lost' })).result?.structuredContent.stage, 'lost');
+  const before = Number((await server.db('cavalier_quotes').count({ n: '*' }).first())?.n);
+  const quote = await call('cavalier.create_quote', { deal_id: id, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price_minor: 100 }] });
+  t.is(quote.result?.structuredContent.code, 'conflict', JSON.stringify(quote));
+  t.regex(quote.result.structuredContent.message, /was lost/);
+  t.is(Number((await server.db('cavalier_quotes').count({ n: '*' }).first())?.n), before);
+});

@@ -70,11 +70,12 @@ export const seedCavalierDemo: DemoSeeder = async (trx, tenant, users) => {
   const createdBy = users[`admin@${tenant.slug}.example`];
   for (const demo of DATA[tenant.slug] ?? []) {
     const deal = await repo.deals.create({ title: demo.title, customer: demo.customer, currency: demo.currency, value_minor: demo.value_minor, expected_close_at: Date.now() + 30 * DAY_MS, created_by: createdBy });
-    for (const stage of demo.path) await repo.deals.setStage(deal.id, stage);
+    // Quotes are made while the deal is open, as in life: a lost deal takes no new quote.
     for (const q of demo.quotes) {
       const quote = await repo.quotes.create({ deal_id: deal.id, currency: demo.currency, tax_rate_bp: q.tax_rate_bp, line_items: q.lines, valid_until: Date.now() + 30 * DAY_MS, created_by: createdBy });
       for (const status of q.path) await repo.quotes.setStatus(quote.id, status);
     }
+    for (const stage of demo.path) await repo.deals.setStage(deal.id, stage);
     if (demo.sow) {
       await repo.sows.create({
         deal_id: deal.id, title: demo.sow.title, scope_summary: demo.sow.scope_summary, created_by: createdBy,

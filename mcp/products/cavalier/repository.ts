@@ -338,6 +338,8 @@ export function cavalierRepository(scope: TenantScope) {
         if (deal.currency !== input.currency) {
           throw new AppError('invalid_arguments', `currency: the deal is in ${deal.currency}; a quote for it must be too`, { details: { field: 'currency' } });
         }
+        // A lost deal is closed: nothing more is offered on it (a won one may still get a change quote).
+        if (deal.stage === 'lost') throw new AppError('conflict', `the deal ${deal.id} was lost; a quote needs an open or won deal`, { details: { stage: deal.stage } });
         dealId = deal.id;
         customer ??= deal.customer;
       }
