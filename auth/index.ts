@@ -90,6 +90,7 @@ export function authMount(options: AuthMountOptions): Mount {
 
     const dispatch = compose(provider.middleware as Koa.Middleware[]);
     app.use(registrationGuard(context, options.registrationsPerMinute ?? 20));
+    app.use(methodGuard);
     app.use(formBodyGuard);
     app.use(interactionRoutes(provider, context, resources));
     app.use(errorReturns(provider));
@@ -155,6 +156,25 @@ const FORM_ENDPOINTS = new Set<string>([ROUTES.token, ROUTES.revocation, ROUTES.
  * is answered 413 payload_too_large (DESIGN.md §7), as everywhere else; the provider would read
  * up to its cap and then call it "failed to parse the request body" (400).
  */
+/** The methods each of the provider's fixed endpoints answers; another method is 405 with `Allow`, not a 404. */
+const ENDPOINT_METHODS = new Map<string, string[]>([
+  [ROUTES.token, ['POST', 'OPTIONS']],
+  [ROUTES.revocation, ['POST', 'OPTIONS']],
+  [ROUTES.introspection, ['POST', 'OPTIONS']],
+  [ROUTES.registration, ['POST', 'OPTIONS']],
+  [ROUTES.authorization, ['GET', 'POST']],
+  [ROUTES.jwks, ['GET', 'HEAD']],
+]);
+
+const methodGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
+  const allowed = ENDPOINT_METHODS.get(ctx.path);
+  if (!allowed || allowed.includes(ctx.method) || (ctx.method === 'HEAD' && allowed.includes('GET'))) return next();
+  ctx.status = 405;
+  ctx.set('Allow', allowed.join(', '));
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = { error: 'method_not_allowed', error_description: `${ctx.method} is not supported here; use ${allowed.filter((m) => m !== 'OPTIONS').join(' or ')}`, request_id: ctx.state.requestId };
+};
+
 const formBodyGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
   if (ctx.method !== 'POST' || !FORM_ENDPOINTS.has(ctx.path) || Number(ctx.get('content-length') || 0) <= PROVIDER_BODY_LIMIT) return next();
   ctx.status = 413;

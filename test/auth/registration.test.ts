@@ -88,7 +88,7 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
-  test(`the token, revocation and introspection endpoints answer a body over their cap with 413 payload_too_large [${kind}]`, async (t) => {
+  test(`the token, revocation and introspection endpoints answer a body over their cap with 413, and a method they do not answer with 405 [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
       for (const path of ['/oauth/token', '/oauth/revoke', '/oauth/introspect']) {
@@ -103,6 +103,14 @@ for (const kind of databasesUnderTest()) {
       // Under the cap the endpoints answer as before.
       const small = await fetch(`${server.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&client_id=x&refresh_token=y' });
       t.is(small.status, 401);
+      // A method an endpoint does not answer is 405 with Allow, as on every other route, not a 404.
+      for (const [method, path, allow] of [['GET', '/oauth/token', 'POST, OPTIONS'], ['PUT', '/oauth/revoke', 'POST, OPTIONS'], ['GET', '/oauth/introspect', 'POST, OPTIONS'], ['GET', '/oauth/register', 'POST, OPTIONS'], ['DELETE', '/oauth/authorize', 'GET, POST'], ['POST', '/oauth/jwks', 'GET, HEAD']] as const) {
+        const response = await fetch(`${server.url}${path}`, { method });
+        t.is(response.status, 405, `${method} ${path}`);
+        t.is(response.headers.get('allow'), allow, `${method} ${path}`);
+        t.is(((await response.json()) as { error: string }).error, 'method_not_allowed', `${method} ${path}`);
+      }
+      t.is((await fetch(`${server.url}/oauth/jwks`)).status, 200);
     } finally {
       await server.close();
     }
