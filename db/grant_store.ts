@@ -77,6 +77,13 @@ export async function findConnectionByGrant(db: DbOrTrx, grantId: string): Promi
   return db<DbConnectionRow>('connections').where({ grant_id: grantId }).first();
 }
 
+/** Which of these connections are revoked (ids of open sessions, checked after a gap in the event relay). */
+export async function revokedAmong(db: DbOrTrx, ids: string[]): Promise<string[]> {
+  if (!ids.length) return [];
+  const rows = await db<DbConnectionRow>('connections').whereIn('id', ids).whereNotNull('revoked_at').select('id');
+  return rows.map((row) => row.id);
+}
+
 export async function findConnection(db: DbOrTrx, id: string): Promise<DbConnectionRow | undefined> {
   return db<DbConnectionRow>('connections').where({ id }).first();
 }

@@ -6,6 +6,7 @@
  */
 import type Koa from 'koa';
 import { VERSION, type Mount } from '../app.js';
+import { revokedAmong } from '../db/grant_store.js';
 import type { Catalog } from '../shared/catalog.js';
 import { AppError } from '../shared/errors.js';
 import type { EventBus } from '../shared/events.js';
@@ -38,8 +39,21 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
       // The catalog's liveness follows the surface registry; connected sessions learn of it here (DESIGN.md §5).
       if (event.type === 'surface.changed' && catalog.product(event.product)) void host.notifyToolsChanged(event.product);
     });
-    // While the relay does not hear other instances, revocations may be missed: cache nothing.
-    events.onRelayState((listening) => principals.reset(listening));
+    // While the relay does not hear other instances, revocations may be missed: cache nothing. When
+    // it hears them again, the sessions of connections revoked meanwhile close, as the missed
+    // events would have closed them (their next request would be refused anyway; their GET streams
+    // would otherwise stay open until their tokens expire).
+    let missed = false;
+    events.onRelayState((listening) => {
+      principals.reset(listening);
+      if (!listening) missed = true;
+      else if (missed) {
+        missed = false;
+        revokedAmong(db, host.sessions.connectionIds())
+          .then((revoked) => Promise.all(revoked.map((id) => host.sessions.closeConnection(id))))
+          .catch((err: unknown) => log.warn('checking open sessions after a relay gap failed', { err }));
+      }
+    });
     context.onClose(async () => {
       await host.close();
       await pipeline.close();

@@ -65,6 +65,11 @@ export class SessionRegistry {
     await session.server.close().catch(() => undefined);
   }
 
+  /** The connections that have a session open here. */
+  connectionIds(): string[] {
+    return [...new Set([...this.sessions.values()].map((s) => s.connectionId))];
+  }
+
   async closeConnection(connectionId: string): Promise<void> {
     await Promise.all([...this.sessions.values()].filter((s) => s.connectionId === connectionId).map((s) => this.close(s.id)));
   }
