@@ -151,11 +151,6 @@ function registrationGuard(context: PorticoContext, perMinute: number): Koa.Midd
 const PROVIDER_BODY_LIMIT = 56 * 1024;
 const FORM_ENDPOINTS = new Set<string>([ROUTES.token, ROUTES.revocation, ROUTES.introspection]);
 
-/**
- * A declared body over oidc-provider's cap at the token, revocation and introspection endpoints
- * is answered 413 payload_too_large (DESIGN.md §7), as everywhere else; the provider would read
- * up to its cap and then call it "failed to parse the request body" (400).
- */
 /** The methods each of the provider's fixed endpoints answers; another method is 405 with `Allow`, not a 404. */
 const ENDPOINT_METHODS = new Map<string, string[]>([
   [ROUTES.token, ['POST', 'OPTIONS']],
@@ -175,6 +170,11 @@ const methodGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
   ctx.body = { error: 'method_not_allowed', error_description: `${ctx.method} is not supported here; use ${allowed.filter((m) => m !== 'OPTIONS').join(' or ')}`, request_id: ctx.state.requestId };
 };
 
+/**
+ * A declared body over oidc-provider's cap at the token, revocation and introspection endpoints
+ * is answered 413 payload_too_large (DESIGN.md §7), as everywhere else; the provider would read
+ * up to its cap and then call it "failed to parse the request body" (400).
+ */
 const formBodyGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
   if (ctx.method !== 'POST' || !FORM_ENDPOINTS.has(ctx.path) || Number(ctx.get('content-length') || 0) <= PROVIDER_BODY_LIMIT) return next();
   ctx.status = 413;

@@ -311,10 +311,13 @@ export class AuditWriter {
     batch.forEach((pending, i) => this.committed(pending, rows[i]));
   }
 
-  /** Whether these records (ids made here) are in the log: the answer to a statement whose outcome was lost. */
+  /**
+   * Whether a batch's records (ids made here) are in the log: the answer to a statement whose
+   * outcome was lost. One statement writes all or none, so its first record tells.
+   */
   private async written(rows: DbAuditRow[]): Promise<boolean> {
     try {
-      const found = await this.db('audit_log').whereIn('id', [rows[0].id]).first('id');
+      const found = await this.db('audit_log').where({ id: rows[0].id }).first('id');
       return found !== undefined;
     } catch {
       return false; // unknown: the transaction path writes them, and a duplicate is the lesser harm than a lost record

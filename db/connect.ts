@@ -170,10 +170,6 @@ export function writeTransaction<T>(db: Db, work: (sql: SqlRunner) => Promise<T>
 }
 
 /** Cheap round trip for /readyz. */
-export async function ping(db: Db): Promise<void> {
-  await db.raw('select 1');
-}
-
 /**
  * Whether calls can be answered: the database answers, and the audit log, which every call
  * writes, can be read (a table locked by someone else fails this by the caller's deadline).

@@ -12,8 +12,10 @@ export const DEFAULT_READ_TIMEOUT_MS = 15_000;
  * that is longer (a writing tool's handler runs inside its transaction).
  */
 export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000;
-/** lock_timeout when the config was built without loadConfig: the default idle-in-transaction time-out and 1 s. */
-export const DEFAULT_LOCK_TIMEOUT_MS = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS + 1_000;
+/** lock_timeout is the idle-in-transaction time-out and this much: an idle holder's session ends first. */
+const LOCK_TIMEOUT_MARGIN_MS = 1_000;
+/** lock_timeout when the config was built without loadConfig. */
+export const DEFAULT_LOCK_TIMEOUT_MS = DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS + LOCK_TIMEOUT_MARGIN_MS;
 const IDLE_IN_TRANSACTION_MARGIN_MS = 30_000;
 
 export type DatabaseConfig =
@@ -193,7 +195,7 @@ function postgresSettings(env: Env, toolTimeoutMs: number) {
     // A lock held by an idle transaction is freed by PostgreSQL after idleInTransactionTimeoutMs;
     // one held by a busy session (a migration, a manual LOCK) is not: no statement waits longer
     // than that plus a second (55P03 is then `unavailable`).
-    lockTimeoutMs: idleInTransactionTimeoutMs + 1_000,
+    lockTimeoutMs: idleInTransactionTimeoutMs + LOCK_TIMEOUT_MARGIN_MS,
     preparedStatements: boolean(env, 'DATABASE_PREPARED_STATEMENTS', true),
     readTimeoutMs: integer(env, 'DATABASE_READ_TIMEOUT_MS', DEFAULT_READ_TIMEOUT_MS, 100, 600_000),
     idleInTransactionTimeoutMs,

@@ -70,9 +70,8 @@ export async function readForm(ctx: Context, limit = 64 * 1024): Promise<URLSear
   return new URLSearchParams(text);
 }
 
-/** Koa middleware: REST errors as `{ error: { code, message, request_id } }`. */
 /**
- * `translate` turns what a part threw into an AppError; the composition root passes the database's
+ * Koa middleware: REST errors as `{ error: { code, message, request_id } }`. `translate` turns what a part threw into an AppError; the composition root passes the database's
  * translation, so a lost database is `unavailable` (503) rather than `internal` (shared/ knows no driver).
  */
 export function restErrors(log: Logger, translate: (thrown: unknown) => AppError = toAppError) {
