@@ -114,7 +114,7 @@ test('npm start refuses a bad configuration value, naming it', async (t) => {
   const child = spawn(process.execPath, ['--import=tsx', 'main.ts'], { env: { ...process.env, PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   t.is(code, 2);
   t.regex(stderr, /invalid configuration: PORT: expected a whole number/);
 });

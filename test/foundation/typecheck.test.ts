@@ -7,6 +7,6 @@ test('the whole project typechecks under strict TypeScript', async (t) => {
   let output = '';
   child.stdout.on('data', (d) => (output += d));
   child.stderr.on('data', (d) => (output += d));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   t.is(code, 0, output.slice(0, 4000));
 });
