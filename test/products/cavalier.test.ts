@@ -1,13 +1,17 @@
 /** cavalier through the MCP pipeline with a real SDK client, on every database. */
 import { cavalier } from '../../mcp/products/cavalier/index.js';
 import {
-  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite,
+  assertConfirmationFlow, assertConfirmedToolError, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, callConfirmed,
+  okConfirmed, productSuite,
 } from './product_suite.js';
 
 const each = productSuite('cavalier');
 const ALL = Object.keys(cavalier.scopes);
 const QUOTES = ['cavalier.quotes.read', 'cavalier.quotes.write'];
 const DEALS = ['cavalier.deals.read', 'cavalier.deals.write'];
+const SOWS = ['cavalier.sows.read', 'cavalier.sows.write'];
+/** A calendar date `offset` days from today (UTC), so that dates the rules compare with today never go stale. */
+const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
 
 each('every cavalier tool is refused with insufficient_scope without its scope', async (t, env) => {
   for (const tool of cavalier.tools) {
@@ -22,7 +26,7 @@ each('create_quote computes line amounts, subtotal, tax (half up) and total on t
       { description: 'Consulting hour', quantity: 3, unit_price_minor: 1999 },
       { description: 'Travel flat fee', quantity: 2, unit_price_minor: 500 },
     ],
-    valid_until: '2026-12-31',
+    valid_until: day(40),
   });
   t.is(quote.status, 'draft');
   t.deepEqual(quote.line_items.map((l: any) => l.amount_minor), [5997, 1000]);
@@ -30,7 +34,7 @@ each('create_quote computes line amounts, subtotal, tax (half up) and total on t
   t.is(quote.tax_minor, 1329); // 6997 × 0.19 = 1329.43
   t.is(quote.total_minor, 8326);
   t.is(quote.total, '83.26 EUR');
-  t.is(quote.valid_until, '2026-12-31');
+  t.is(quote.valid_until, day(40));
   t.deepEqual(quote.next_statuses, ['sent']);
   t.is(quote.uri, `portico://cavalier/quotes/${quote.id}`);
 
@@ -69,7 +73,7 @@ each('create_quote refuses bad input naming the field, and writes nothing', asyn
 
 each('quote statuses move draft → sent → accepted | rejected and nothing else', async (t, env) => {
   const quote = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'Umbrella', currency: 'USD', line_items: [{ description: 'Kit', quantity: 1, unit_price_minor: 1000 }] });
-  const skipped = await assertToolError(t, env, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'accepted' }, 'conflict');
+  const skipped = await assertConfirmedToolError(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'accepted' }, 'conflict');
   t.regex(skipped.message, /draft and cannot move to accepted: it can move to sent/);
   t.deepEqual(skipped.allowed, ['sent']);
 
@@ -77,10 +81,11 @@ each('quote statuses move draft → sent → accepted | rejected and nothing els
   t.is(sent.status, 'sent');
   t.is(sent.previous_status, 'draft');
   t.truthy(sent.sent_at);
-  const accepted = await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'accepted' });
+  const accepted = await okConfirmed(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'accepted' });
   t.is(accepted.status, 'accepted');
+  t.is(accepted.previous_status, 'sent');
   t.truthy(accepted.decided_at);
-  const final = await assertToolError(t, env, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'rejected' }, 'conflict');
+  const final = await assertConfirmedToolError(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'rejected' }, 'conflict');
   t.regex(final.message, /accepted is final/);
   t.is((await env.ok(t, 'acme', QUOTES, 'cavalier.get_quote', { quote_id: quote.id })).status, 'accepted');
   await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'won' }, 'status');
@@ -142,20 +147,21 @@ each('a quote for a deal must use the deal\'s currency', async (t, env) => {
 
 each('deals move one stage at a time, lost from any open stage; won and lost are final', async (t, env) => {
   const deal = await env.ok(t, 'acme', DEALS, 'cavalier.create_deal', {
-    title: 'Data platform', customer: 'Massive Dynamic', currency: 'USD', value_minor: 12_000_000, expected_close_date: '2027-01-15',
+    title: 'Data platform', customer: 'Massive Dynamic', currency: 'USD', value_minor: 12_000_000, expected_close_date: day(52),
   });
-  t.like(deal, { stage: 'lead', value: '120000.00 USD', expected_close_date: '2027-01-15' });
+  t.like(deal, { stage: 'lead', value: '120000.00 USD', expected_close_date: day(52) });
   t.deepEqual(deal.next_stages, ['qualified', 'lost']);
-  const skip = await assertToolError(t, env, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'won' }, 'conflict');
+  const skip = await assertConfirmedToolError(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'won' }, 'conflict');
   t.regex(skip.message, /lead and cannot move to won: it can move to qualified or lost/);
   await env.ok(t, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'qualified' });
   const back = await assertToolError(t, env, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'lead' }, 'conflict');
   t.deepEqual(back.allowed, ['proposal', 'lost']);
   const proposal = await env.ok(t, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'proposal' });
   t.like(proposal, { stage: 'proposal', previous_stage: 'qualified', closed_at: null });
-  const won = await env.ok(t, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'won' });
+  const won = await okConfirmed(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'won' });
+  t.like(won, { stage: 'won', previous_stage: 'proposal' });
   t.truthy(won.closed_at);
-  await assertToolError(t, env, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'lost' }, 'conflict');
+  await assertConfirmedToolError(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'lost' }, 'conflict');
 
   const listed = await env.ok(t, 'acme', DEALS, 'cavalier.list_deals', { stage: 'won', customer: 'massive' });
   t.deepEqual(listed.deals.map((d: any) => d.id), [deal.id]);
@@ -165,11 +171,10 @@ each('deals move one stage at a time, lost from any open stage; won and lost are
 });
 
 each('a statement of work is created from a deal at proposal or won, with milestones summed by the server', async (t, env) => {
-  const SOWS = ['cavalier.sows.read', 'cavalier.sows.write'];
   const deal = await env.ok(t, 'globex', DEALS, 'cavalier.create_deal', { title: 'Plant retrofit', customer: 'Cypress Creek', currency: 'EUR', value_minor: 900_000 });
   const milestones = [
-    { title: 'Survey', due_date: '2027-02-01', amount_minor: 250_000 },
-    { title: 'Delivery', due_date: '2027-04-01', amount_minor: 650_050 },
+    { title: 'Survey', due_date: day(70), amount_minor: 250_000 },
+    { title: 'Delivery', due_date: day(130), amount_minor: 650_050 },
   ];
   const early = await assertToolError(t, env, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'Too early', scope_summary: 'x', milestones }, 'conflict');
   t.regex(early.message, /stage lead; a statement of work needs a deal at proposal or won/);
@@ -178,19 +183,88 @@ each('a statement of work is created from a deal at proposal or won, with milest
 
   const sow = await env.ok(t, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'Retrofit SOW', scope_summary: 'Survey and deliver. Civil works out of scope.', milestones });
   t.like(sow, { deal_id: deal.id, status: 'draft', currency: 'EUR', total_minor: 900_050, total: '9000.50 EUR' });
-  t.deepEqual(sow.milestones.map((m: any) => [m.position, m.title, m.due_date, m.amount_minor]), [[1, 'Survey', '2027-02-01', 250_000], [2, 'Delivery', '2027-04-01', 650_050]]);
+  t.deepEqual(sow.milestones.map((m: any) => [m.position, m.title, m.due_date, m.amount_minor]), [[1, 'Survey', day(70), 250_000], [2, 'Delivery', day(130), 650_050]]);
   const listed = await env.ok(t, 'globex', SOWS, 'cavalier.list_sows', { deal_id: deal.id });
   t.deepEqual(listed.sows.map((s: any) => s.id), [sow.id]);
   const read = await env.ok(t, 'globex', SOWS, 'cavalier.get_sow', { sow_id: sow.id });
   t.is(read.scope_summary, 'Survey and deliver. Civil works out of scope.');
 
-  await assertToolError(t, env, 'globex', SOWS, 'cavalier.update_sow_status', { sow_id: sow.id, status: 'completed' }, 'conflict');
+  await assertConfirmedToolError(t, env, 'globex', SOWS, 'cavalier.complete_sow', { sow_id: sow.id }, 'conflict');
   t.like(await env.ok(t, 'globex', SOWS, 'cavalier.update_sow_status', { sow_id: sow.id, status: 'signed' }), { status: 'signed', previous_status: 'draft' });
   const withSow = await env.ok(t, 'globex', DEALS, 'cavalier.get_deal', { deal_id: deal.id });
   t.deepEqual(withSow.sows.map((s: any) => [s.id, s.status]), [[sow.id, 'signed']]);
 
   await assertInvalidArguments(t, env, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'x', scope_summary: 'y', milestones: [] }, 'milestones');
   await assertInvalidArguments(t, env, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'x', scope_summary: 'y', milestones: [{ ...milestones[0], due_date: '1 Feb 2027' }] }, 'milestones.0.due_date');
+});
+
+each('a new deal cannot be expected to close, nor a new statement of work\'s milestone fall due, before today', async (t, env) => {
+  const deal = { title: 'Backdated', customer: 'Initrode', currency: 'USD', value_minor: 10_000 };
+  const past = await t.throwsAsync((await env.client('acme', DEALS)).callTool({ name: 'cavalier.create_deal', arguments: { ...deal, expected_close_date: day(-1) } }));
+  t.regex(past!.message, new RegExp(`expected_close_date: ${day(-1)} has passed`));
+  await assertInvalidArguments(t, env, 'acme', DEALS, 'cavalier.create_deal', { ...deal, expected_close_date: day(-400) }, 'expected_close_date');
+  const [{ n }] = await env.server.db('cavalier_deals').where({ tenant_id: env.server.tenants.acme.id, title: 'Backdated' }).count({ n: '*' });
+  t.is(Number(n), 0, 'nothing was written');
+  t.is((await env.ok(t, 'acme', DEALS, 'cavalier.create_deal', { ...deal, expected_close_date: day(0) })).expected_close_date, day(0), 'closing today is fine');
+
+  const open = await env.ok(t, 'acme', DEALS, 'cavalier.create_deal', { ...deal, title: 'Backdated SOW deal', stage: 'proposal' });
+  const sow = { deal_id: open.id, title: 'Backdated SOW', scope_summary: 'Work that would already be late.' };
+  const milestone = (title: string, offset: number) => ({ title, due_date: day(offset), amount_minor: 1_000 });
+  await assertInvalidArguments(t, env, 'acme', SOWS, 'cavalier.create_sow', { ...sow, milestones: [milestone('Kick-off', -1)] }, 'milestones.0.due_date');
+  await assertInvalidArguments(t, env, 'acme', SOWS, 'cavalier.create_sow', { ...sow, milestones: [milestone('Kick-off', 5), milestone('Hand-over', -3)] }, 'milestones.1.due_date');
+  // In delivery order: a milestone due before the one it follows is refused; two on the same day are fine.
+  await assertInvalidArguments(t, env, 'acme', SOWS, 'cavalier.create_sow', { ...sow, milestones: [milestone('Kick-off', 5), milestone('Build', 20), milestone('Hand-over', 10)] }, 'milestones.2.due_date');
+  t.deepEqual((await env.ok(t, 'acme', SOWS, 'cavalier.list_sows', { deal_id: open.id })).sows, [], 'nothing was written');
+  const today = await env.ok(t, 'acme', SOWS, 'cavalier.create_sow', { ...sow, milestones: [milestone('Kick-off', 0), milestone('Review', 30), milestone('Hand-over', 30)] });
+  t.deepEqual(today.milestones.map((m: any) => m.due_date), [day(0), day(30), day(30)]);
+});
+
+each('final moves (a quote\'s decision, closing a deal, completing a statement of work) ask for confirmation; the update tools refuse them', async (t, env) => {
+  for (const name of ['cavalier.record_quote_decision', 'cavalier.close_deal', 'cavalier.complete_sow']) {
+    t.true(cavalier.tools.find((tool) => tool.name === name)?.destructive === true, `${name} is destructive`);
+  }
+  for (const name of ['cavalier.update_quote_status', 'cavalier.update_deal_stage', 'cavalier.update_sow_status']) {
+    t.true(cavalier.tools.find((tool) => tool.name === name)?.destructive === false, `${name} only makes moves that leave the record open`);
+  }
+
+  const quote = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'Cyberdyne', currency: 'USD', line_items: [{ description: 'Chip', quantity: 1, unit_price_minor: 900 }] });
+  await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'sent' });
+  await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'rejected' }, 'status');
+  const rejected = await callConfirmed(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'rejected' }, {
+    sentence: new RegExp(`Quote ${quote.id} will be recorded as rejected by the customer`),
+    unchanged: async () => {
+      t.is((await env.server.db('cavalier_quotes').where({ id: quote.id }).first()).status, 'sent');
+    },
+  });
+  t.false(rejected.isError, JSON.stringify(rejected.structured));
+  t.like(rejected.structured, { status: 'rejected', previous_status: 'sent', next_statuses: [] });
+
+  const deal = await env.ok(t, 'acme', DEALS, 'cavalier.create_deal', { title: 'Skynet upgrade', customer: 'Cyberdyne', currency: 'USD', value_minor: 50_000 });
+  await assertInvalidArguments(t, env, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'lost' }, 'stage');
+  const lost = await callConfirmed(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'lost' }, {
+    sentence: new RegExp(`Deal ${deal.id} will be closed as lost`),
+    unchanged: async () => {
+      t.like(await env.server.db('cavalier_deals').where({ id: deal.id }).first(), { stage: 'lead', closed_at: null });
+    },
+  });
+  t.false(lost.isError, JSON.stringify(lost.structured));
+  t.like(lost.structured, { stage: 'lost', previous_stage: 'lead', next_stages: [] });
+  t.truthy(lost.structured.closed_at);
+
+  const proposal = await env.ok(t, 'acme', DEALS, 'cavalier.create_deal', { title: 'T-800 pilot', customer: 'Cyberdyne', currency: 'USD', value_minor: 70_000, stage: 'proposal' });
+  const sow = await env.ok(t, 'acme', SOWS, 'cavalier.create_sow', {
+    deal_id: proposal.id, title: 'Pilot', scope_summary: 'One unit.', milestones: [{ title: 'Delivery', due_date: day(20), amount_minor: 70_000 }],
+  });
+  await env.ok(t, 'acme', SOWS, 'cavalier.update_sow_status', { sow_id: sow.id, status: 'signed' });
+  await assertInvalidArguments(t, env, 'acme', SOWS, 'cavalier.update_sow_status', { sow_id: sow.id, status: 'completed' }, 'status');
+  const completed = await callConfirmed(t, env, 'acme', SOWS, 'cavalier.complete_sow', { sow_id: sow.id }, {
+    sentence: new RegExp(`Statement of work ${sow.id} will be marked completed`),
+    unchanged: async () => {
+      t.is((await env.server.db('cavalier_sows').where({ id: sow.id }).first()).status, 'signed');
+    },
+  });
+  t.false(completed.isError, JSON.stringify(completed.structured));
+  t.like(completed.structured, { status: 'completed', previous_status: 'signed', next_statuses: [] });
 });
 
 each('ids of another tenant are forbidden_cross_tenant; unknown ids are not_found', async (t, env) => {

@@ -1,7 +1,8 @@
 /** harvest through the MCP pipeline with a real SDK client, on every database. */
 import { harvest } from '../../mcp/products/harvest/index.js';
 import {
-  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite,
+  assertConfirmationFlow, assertConfirmedToolError, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, callConfirmed,
+  okConfirmed, productSuite,
 } from './product_suite.js';
 
 const each = productSuite('harvest');
@@ -34,9 +35,9 @@ each('lots: create, get, list with filters, update with status rules', async (t,
   const edited = await env.ok(t, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, estimated_value_minor: 199_900, location: 'Yard C', status: 'reserved' });
   t.deepEqual(edited.changed.sort(), ['estimated_value_minor', 'status']);
   t.like(edited, { estimated_value: '1999.00 USD', status: 'reserved' });
-  const refused = await assertToolError(t, env, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, status: 'scrapped' }, 'conflict');
+  const refused = await assertConfirmedToolError(t, env, 'acme', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'scrapped' }, 'conflict');
   t.regex(refused.message, /reserved and cannot move to scrapped: it can move to available or sold/);
-  await env.ok(t, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, status: 'sold' });
+  await okConfirmed(t, env, 'acme', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'sold' });
   const final = await assertToolError(t, env, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, location: 'Elsewhere' }, 'conflict');
   t.regex(final.message, /sold, which is final/);
   t.is((await env.ok(t, 'acme', LOTS, 'harvest.get_lot', { lot_id: lot.id })).location, 'Yard C');
@@ -45,6 +46,41 @@ each('lots: create, get, list with filters, update with status rules', async (t,
   await assertInvalidArguments(t, env, 'acme', LOTS, 'harvest.create_lot', { item: 'x', condition: 'good', quantity: 0, currency: 'USD', estimated_value_minor: 1 }, 'quantity');
   await assertInvalidArguments(t, env, 'acme', LOTS, 'harvest.create_lot', { item: 'x'.repeat(201), condition: 'good', quantity: 1, currency: 'USD', estimated_value_minor: 1 }, 'item');
   await assertInvalidArguments(t, env, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, status: 'lost' }, 'status');
+});
+
+each('a lot\'s currency changes only together with its value in the new currency', async (t, env) => {
+  const lot = await env.ok(t, 'acme', LOTS, 'harvest.create_lot', { item: unique('Brass fittings '), condition: 'good', quantity: 40, currency: 'EUR', estimated_value_minor: 10_000 });
+  t.is(lot.estimated_value, '100.00 EUR');
+  const bare = await t.throwsAsync((await env.client('acme', LOTS)).callTool({ name: 'harvest.update_lot', arguments: { lot_id: lot.id, currency: 'JPY' } }));
+  t.regex(bare!.message, /from EUR to JPY/);
+  await assertInvalidArguments(t, env, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, currency: 'JPY', location: 'Dock 4' }, 'estimated_value_minor');
+  t.like(await env.ok(t, 'acme', LOTS, 'harvest.get_lot', { lot_id: lot.id }), { currency: 'EUR', estimated_value_minor: 10_000, estimated_value: '100.00 EUR', location: null });
+
+  // Naming the currency it already has converts nothing, so the value may stay out.
+  const same = await env.ok(t, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, currency: 'EUR', location: 'Dock 4' });
+  t.deepEqual(same.changed, ['location']);
+  const converted = await env.ok(t, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, currency: 'JPY', estimated_value_minor: 16_300 });
+  t.deepEqual(converted.changed.sort(), ['currency', 'estimated_value_minor']);
+  t.like(converted, { currency: 'JPY', estimated_value_minor: 16_300, estimated_value: '16300 JPY' });
+});
+
+each('selling or scrapping a lot is final, so it asks for confirmation; update_lot refuses those moves', async (t, env) => {
+  t.true(harvest.tools.find((tool) => tool.name === 'harvest.close_lot')?.destructive === true, 'harvest.close_lot is destructive');
+  t.true(harvest.tools.find((tool) => tool.name === 'harvest.update_lot')?.destructive === false, 'harvest.update_lot only makes changes that leave the lot open');
+  const lot = await env.ok(t, 'globex', LOTS, 'harvest.create_lot', { item: unique('Steel drums '), condition: 'poor', quantity: 12, currency: 'EUR', estimated_value_minor: 2_400 });
+  await assertInvalidArguments(t, env, 'globex', LOTS, 'harvest.update_lot', { lot_id: lot.id, status: 'scrapped' }, 'status');
+  await assertInvalidArguments(t, env, 'globex', LOTS, 'harvest.update_lot', { lot_id: lot.id, status: 'sold' }, 'status');
+  const scrapped = await callConfirmed(t, env, 'globex', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'scrapped' }, {
+    sentence: new RegExp(`Salvage lot ${lot.id} will be marked scrapped`),
+    unchanged: async () => {
+      t.is((await env.server.db('harvest_lots').where({ id: lot.id }).first()).status, 'available');
+    },
+  });
+  t.false(scrapped.isError, JSON.stringify(scrapped.structured));
+  t.like(scrapped.structured, { id: lot.id, status: 'scrapped', previous_status: 'available', next_statuses: [] });
+  const again = await assertConfirmedToolError(t, env, 'globex', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'sold' }, 'conflict');
+  t.regex(again.message, /scrapped, which is final/);
+  t.is((await env.server.db('harvest_lots').where({ id: lot.id }).first()).status, 'scrapped');
 });
 
 each('delete_lot follows the confirmation protocol', async (t, env) => {
@@ -133,12 +169,14 @@ each('lot and report ids of another tenant are forbidden_cross_tenant', async (t
   const foreignLot = (await env.ok(t, 'globex', LOTS, 'harvest.list_lots', {})).lots.at(-1).id;
   const foreignReport = (await env.ok(t, 'globex', INTEL, 'harvest.list_reports', {})).reports.at(-1).id;
   await assertCrossTenant(t, env, 'harvest', 'acme', LOTS, 'harvest.get_lot', { lot_id: foreignLot });
-  await assertCrossTenant(t, env, 'harvest', 'acme', LOTS, 'harvest.update_lot', { lot_id: foreignLot, status: 'scrapped' });
+  await assertCrossTenant(t, env, 'harvest', 'acme', LOTS, 'harvest.update_lot', { lot_id: foreignLot, status: 'reserved' });
+  await assertCrossTenant(t, env, 'harvest', 'acme', LOTS, 'harvest.close_lot', { lot_id: foreignLot, outcome: 'scrapped', confirmed: true });
   await assertCrossTenant(t, env, 'harvest', 'acme', LOTS, 'harvest.delete_lot', { lot_id: foreignLot, confirmed: true });
   await assertCrossTenant(t, env, 'harvest', 'acme', INTEL, 'harvest.get_report', { report_id: foreignReport });
   await assertCrossTenant(t, env, 'harvest', 'acme', INTEL, 'harvest.update_report', { report_id: foreignReport, summary: 'overwritten' });
   const lot = await env.server.db('harvest_lots').where({ id: foreignLot }).first();
   t.not(lot.status, 'scrapped');
+  t.not(lot.status, 'reserved');
   t.not((await env.server.db('harvest_reports').where({ id: foreignReport }).first()).summary, 'overwritten');
   await assertToolError(t, env, 'acme', LOTS, 'harvest.get_lot', { lot_id: 'not-an-id' }, 'not_found');
 });

@@ -108,6 +108,39 @@ export async function assertToolError(t: ExecutionContext, env: ProductEnv, tena
 }
 
 /**
+ * A destructive call as a person confirms it: the first call must answer confirmation_required
+ * (with the product's sentence, when given, and no change, when `unchanged` checks one), then the
+ * same call with confirmed: true runs; its outcome, success or refusal, is returned.
+ */
+export async function callConfirmed(
+  t: ExecutionContext, env: ProductEnv, tenant: Tenant, scopes: string[], name: string, args: Record<string, unknown>,
+  expect: { sentence?: RegExp; unchanged?(): Promise<void> } = {},
+): Promise<ToolOutcome> {
+  const first = await env.call(tenant, scopes, name, args);
+  t.true(first.isError, `${name} should ask for confirmation first: ${JSON.stringify(first.structured)}`);
+  t.is(first.structured?.code, 'confirmation_required', JSON.stringify(first.structured));
+  if (expect.sentence) t.regex(first.structured.will_destroy, expect.sentence);
+  t.deepEqual(first.structured?.confirm_with, { tool: name, arguments: { ...args, confirmed: true } });
+  await expect.unchanged?.();
+  return env.call(tenant, scopes, name, { ...args, confirmed: true });
+}
+
+/** A confirmed destructive call that must succeed; returns its structured content. */
+export async function okConfirmed(t: ExecutionContext, env: ProductEnv, tenant: Tenant, scopes: string[], name: string, args: Record<string, unknown>): Promise<any> {
+  const done = await callConfirmed(t, env, tenant, scopes, name, args);
+  if (done.isError) t.fail(`${name} failed after confirmation: ${JSON.stringify(done.structured)}`);
+  return done.structured;
+}
+
+/** A confirmed destructive call that must be refused with `code`; returns its structured content. */
+export async function assertConfirmedToolError(t: ExecutionContext, env: ProductEnv, tenant: Tenant, scopes: string[], name: string, args: Record<string, unknown>, code: string): Promise<any> {
+  const refused = await callConfirmed(t, env, tenant, scopes, name, args);
+  t.true(refused.isError, `${name} should fail with ${code} after confirmation`);
+  t.is(refused.structured?.code, code, JSON.stringify(refused.structured));
+  return refused.structured;
+}
+
+/**
  * The confirmation protocol: the first call answers confirmation_required with the product's
  * sentence and changes nothing (checked by `unchanged`); the same call with confirmed: true runs
  * once; repeating it finds nothing left to destroy.
@@ -116,13 +149,7 @@ export async function assertConfirmationFlow(
   t: ExecutionContext, env: ProductEnv, tenant: Tenant, scopes: string[], name: string, args: Record<string, unknown>,
   expect: { sentence: RegExp; unchanged(): Promise<void> },
 ): Promise<any> {
-  const first = await env.call(tenant, scopes, name, args);
-  t.true(first.isError);
-  t.is(first.structured.code, 'confirmation_required');
-  t.regex(first.structured.will_destroy, expect.sentence);
-  t.deepEqual(first.structured.confirm_with, { tool: name, arguments: { ...args, confirmed: true } });
-  await expect.unchanged();
-  const done = await env.call(tenant, scopes, name, { ...args, confirmed: true });
+  const done = await callConfirmed(t, env, tenant, scopes, name, args, expect);
   t.false(done.isError, JSON.stringify(done.structured));
   // Done once: the record is gone, so repeating the confirmed call finds nothing to destroy.
   const again = await env.call(tenant, scopes, name, { ...args, confirmed: true });

@@ -107,17 +107,22 @@ mcpTest('cavalier: an offer cannot be created already expired, nor accepted afte
   const id = created.result.structuredContent.id as string;
   t.truthy((await call('cavalier.update_quote_status', { quote_id: id, status: 'sent' })).result);
   await server.db('cavalier_quotes').where({ id }).update({ valid_until: Date.parse(`${day(-1)}T00:00:00Z`) }); // time passes
-  const accepted = await call('cavalier.update_quote_status', { quote_id: id, status: 'accepted' });
+  const accept = { quote_id: id, decision: 'accepted' };
+  t.is((await call('cavalier.record_quote_decision', accept)).result?.structuredContent.code, 'confirmation_required');
+  const accepted = await call('cavalier.record_quote_decision', { ...accept, confirmed: true });
   t.is(accepted.result?.structuredContent?.code, 'conflict', JSON.stringify(accepted));
   t.regex(accepted.result.structuredContent.message, /expired on/);
-  t.truthy((await call('cavalier.update_quote_status', { quote_id: id, status: 'rejected' })).result.structuredContent.status === 'rejected');
+  const reject = { quote_id: id, decision: 'rejected' };
+  t.is((await call('cavalier.record_quote_decision', reject)).result?.structuredContent.code, 'confirmation_required');
+  t.truthy((await call('cavalier.record_quote_decision', { ...reject, confirmed: true })).result.structuredContent.status === 'rejected');
 });
 
 mcpTest('cavalier: no quote is made for a lost deal', async (t, server) => {
   const call = await caller(server, 'cavalier', ['cavalier.quotes.write', 'cavalier.deals.write', 'cavalier.deals.read']);
   const deal = await call('cavalier.create_deal', { title: 'Lost cause', customer: 'Initech', currency: 'EUR', value_minor: 1000 });
   const id = deal.result.structuredContent.id as string;
-  t.is((await call('cavalier.update_deal_stage', { deal_id: id, stage: 'lost' })).result?.structuredContent.stage, 'lost');
+  t.is((await call('cavalier.close_deal', { deal_id: id, outcome: 'lost' })).result?.structuredContent.code, 'confirmation_required');
+  t.is((await call('cavalier.close_deal', { deal_id: id, outcome: 'lost', confirmed: true })).result?.structuredContent.stage, 'lost');
   const before = Number((await server.db('cavalier_quotes').count({ n: '*' }).first())?.n);
   const quote = await call('cavalier.create_quote', { deal_id: id, currency: 'EUR', line_items: [{ description: 'x', quantity: 1, unit_price_minor: 100 }] });
   t.is(quote.result?.structuredContent.code, 'conflict', JSON.stringify(quote));

@@ -4,6 +4,8 @@ import { defineProduct, definePrompt, defineResource, type ToolContext } from '.
 import { granted } from '../common.js';
 import { seedCavalierDemo } from './demo.js';
 import { cavalierRepository, type CavalierRepository } from './repository.js';
+import closeDeal from './tools/close_deal.js';
+import completeSow from './tools/complete_sow.js';
 import createDeal from './tools/create_deal.js';
 import createQuote from './tools/create_quote.js';
 import createSow from './tools/create_sow.js';
@@ -14,6 +16,7 @@ import getSow from './tools/get_sow.js';
 import listDeals from './tools/list_deals.js';
 import listQuotes from './tools/list_quotes.js';
 import listSows from './tools/list_sows.js';
+import recordQuoteDecision from './tools/record_quote_decision.js';
 import updateDealStage from './tools/update_deal_stage.js';
 import updateQuoteStatus from './tools/update_quote_status.js';
 import updateSowStatus from './tools/update_sow_status.js';
@@ -100,9 +103,9 @@ export const cavalier = defineProduct<CavalierRepository>({
     'cavalier.sows.write': 'Create statements of work from deals and change their status',
   },
   tools: [
-    listQuotes, getQuote, createQuote, updateQuoteStatus, deleteQuote,
-    listDeals, getDeal, createDeal, updateDealStage,
-    listSows, getSow, createSow, updateSowStatus,
+    listQuotes, getQuote, createQuote, updateQuoteStatus, recordQuoteDecision, deleteQuote,
+    listDeals, getDeal, createDeal, updateDealStage, closeDeal,
+    listSows, getSow, createSow, updateSowStatus, completeSow,
   ],
   resources: [quoteResource, dealResource, sowResource],
   prompts: [draftSowFromDeal],

@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, formatMoney, iso, msToDate, pageOf, whereContains, type NewRow, type Page } from '../common.js';
+import { DAY_MS, dateToMs, formatMoney, iso, msToDate, pageOf, whereContains, type NewRow, type Page } from '../common.js';
 
 export const QUOTE_STATUSES = ['draft', 'sent', 'accepted', 'rejected'] as const;
 export type QuoteStatus = (typeof QUOTE_STATUSES)[number];
@@ -16,6 +16,10 @@ export const QUOTE_TRANSITIONS: Record<QuoteStatus, readonly QuoteStatus[]> = {
   accepted: [],
   rejected: [],
 };
+/** The customer's answer, which ends a quote for good: recorded by cavalier.record_quote_decision (destructive). */
+export const QUOTE_DECISIONS = ['accepted', 'rejected'] as const satisfies readonly QuoteStatus[];
+/** What cavalier.update_quote_status may ask for: the moves that leave a quote open. */
+export const OPEN_QUOTE_STATUSES = ['draft', 'sent'] as const satisfies readonly QuoteStatus[];
 
 export const DEAL_STAGES = ['lead', 'qualified', 'proposal', 'won', 'lost'] as const;
 export type DealStage = (typeof DEAL_STAGES)[number];
@@ -27,12 +31,18 @@ export const DEAL_TRANSITIONS: Record<DealStage, readonly DealStage[]> = {
   won: [],
   lost: [],
 };
+/** The stages that close a deal for good: reached only through cavalier.close_deal (destructive). */
+export const DEAL_OUTCOMES = ['won', 'lost'] as const satisfies readonly DealStage[];
+/** What cavalier.update_deal_stage and create_deal may ask for: the stages of a deal still open. */
+export const OPEN_DEAL_STAGES = ['lead', 'qualified', 'proposal'] as const satisfies readonly DealStage[];
 /** A statement of work is written for a deal at proposal stage or one already won. */
 export const SOW_DEAL_STAGES: readonly DealStage[] = ['proposal', 'won'];
 
 export const SOW_STATUSES = ['draft', 'signed', 'completed'] as const;
 export type SowStatus = (typeof SOW_STATUSES)[number];
 export const SOW_TRANSITIONS: Record<SowStatus, readonly SowStatus[]> = { draft: ['signed'], signed: ['completed'], completed: [] };
+/** What cavalier.update_sow_status may ask for; completed is final and is cavalier.complete_sow's (destructive). */
+export const OPEN_SOW_STATUSES = ['draft', 'signed'] as const satisfies readonly SowStatus[];
 
 export interface DbDealRow {
   id: string;
@@ -136,6 +146,15 @@ export function computeQuoteTotals(items: readonly LineItemInput[], taxRateBp: n
     tax_minor: Number(tax),
     total_minor: Number(total),
   };
+}
+
+/**
+ * A date-only value (stored as UTC midnight) that a new record commits to must be today or later:
+ * an offer already expired, a close already missed or a milestone already late is a typo or a
+ * back-dating, never a plan. `field` is the argument's wire name.
+ */
+function refusePastDate(field: string, ms: number, rule: string): void {
+  if (ms < startOfToday()) throw new AppError('invalid_arguments', `${field}: ${msToDate(ms)} has passed; ${rule}`, { details: { field } });
 }
 
 function refuseTransition(entity: string, field: string, from: string, to: string, allowed: readonly string[]): never {
@@ -285,6 +304,7 @@ export function cavalierRepository(scope: TenantScope) {
     },
 
     async create(input: NewDeal): Promise<DealView> {
+      if (input.expected_close_at != null) refusePastDate('expected_close_date', input.expected_close_at, 'a new deal must be expected to close today or later');
       const at = now();
       const stage = input.stage ?? 'lead';
       const row = await scope.insert<NewRow<DbDealRow>>('cavalier_deals', {
@@ -344,9 +364,7 @@ export function cavalierRepository(scope: TenantScope) {
         customer ??= deal.customer;
       }
       if (!customer) throw new AppError('invalid_arguments', 'customer: required unless deal_id is given', { details: { field: 'customer' } });
-      if (input.valid_until != null && input.valid_until < startOfToday()) {
-        throw new AppError('invalid_arguments', `valid_until: ${msToDate(input.valid_until)} has passed; an offer must be valid today or later`, { details: { field: 'valid_until' } });
-      }
+      if (input.valid_until != null) refusePastDate('valid_until', input.valid_until, 'an offer must be valid today or later');
       const totals = computeQuoteTotals(input.line_items, input.tax_rate_bp);
       const at = now();
       const row = (await scope.insert<NewRow<DbQuoteRow>>('cavalier_quotes', {
@@ -421,6 +439,18 @@ export function cavalierRepository(scope: TenantScope) {
         throw new AppError('conflict', `the deal is at stage ${deal.stage}; a statement of work needs a deal at ${SOW_DEAL_STAGES.join(' or ')}`, {
           details: { field: 'deal_id', stage: deal.stage },
         });
+      }
+      let previousDue = -Infinity;
+      for (const [index, m] of input.milestones.entries()) {
+        const field = `milestones.${index}.due_date`;
+        const due = dateToMs(m.due_date);
+        if (due === undefined) throw new AppError('invalid_arguments', `${field}: is not a calendar date`, { details: { field } });
+        refusePastDate(field, due, 'the milestones of a new statement of work fall due today or later');
+        // Milestones are given in delivery order: one due before the milestone it follows is a slip of the list.
+        if (due < previousDue) {
+          throw new AppError('invalid_arguments', `${field}: ${m.due_date} is before milestone ${index}'s due date; give the milestones in delivery order`, { details: { field } });
+        }
+        previousDue = due;
       }
       const total = input.milestones.reduce((sum, m) => sum + m.amount_minor, 0);
       if (!Number.isSafeInteger(total)) throw new AppError('invalid_arguments', 'milestones: the total is too large', { details: { field: 'milestones' } });

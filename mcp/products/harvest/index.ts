@@ -5,6 +5,7 @@ import { TenantScope } from '../../../db/tenant_scope.js';
 import { defineProduct, definePrompt, defineResource, type ToolContext } from '../../../shared/catalog.js';
 import { DAY_MS } from '../common.js';
 import { harvestRepository, type Condition, type Confidence, type HarvestRepository, type LotStatus } from './repository.js';
+import closeLot from './tools/close_lot.js';
 import createLot from './tools/create_lot.js';
 import createReport from './tools/create_report.js';
 import deleteLot from './tools/delete_lot.js';
@@ -143,7 +144,7 @@ export const harvest = defineProduct<HarvestRepository>({
     'harvest.intel.read': 'Read and search your organization\'s intelligence reports',
     'harvest.intel.write': 'File and edit intelligence reports',
   },
-  tools: [listLots, getLot, createLot, updateLot, deleteLot, listReports, getReport, createReport, updateReport, searchIntel],
+  tools: [listLots, getLot, createLot, updateLot, closeLot, deleteLot, listReports, getReport, createReport, updateReport, searchIntel],
   resources: [lotResource, reportResource],
   prompts: [intelBrief, appraiseLot],
   entities: { lot: 'harvest_lots', report: 'harvest_reports' },

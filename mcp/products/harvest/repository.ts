@@ -18,6 +18,10 @@ export const LOT_TRANSITIONS: Record<LotStatus, readonly LotStatus[]> = {
   sold: [],
   scrapped: [],
 };
+/** The statuses that end a lot for good: reached only through harvest.close_lot (destructive). */
+export const LOT_OUTCOMES = ['sold', 'scrapped'] as const satisfies readonly LotStatus[];
+/** What harvest.update_lot may set: the statuses of a lot still open. */
+export const OPEN_LOT_STATUSES = ['available', 'reserved'] as const satisfies readonly LotStatus[];
 export const CONFIDENCES = ['low', 'medium', 'high'] as const;
 export type Confidence = (typeof CONFIDENCES)[number];
 
@@ -147,6 +151,33 @@ const WORD_SCORE =
 const WORD_MATCHED = "(CASE WHEN subject_search LIKE ? ESCAPE '\\' OR tags LIKE ? ESCAPE '\\' OR summary_search LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END)";
 const PHRASE_SCORE = "(CASE WHEN subject_search LIKE ? ESCAPE '\\' THEN 2 ELSE 0 END) + (CASE WHEN summary_search LIKE ? ESCAPE '\\' THEN 1 ELSE 0 END)";
 
+function refuseFinal(row: DbLotRow): void {
+  if (LOT_TRANSITIONS[row.status].length === 0) {
+    throw new AppError('conflict', `the lot is ${row.status}, which is final; it cannot be changed`, { details: { field: 'lot_id', status: row.status } });
+  }
+}
+
+function refuseMove(row: DbLotRow, to: LotStatus): void {
+  if (to !== row.status && !LOT_TRANSITIONS[row.status].includes(to)) {
+    throw new AppError('conflict', `the lot is ${row.status} and cannot move to ${to}: it can move to ${LOT_TRANSITIONS[row.status].join(' or ')}`, {
+      details: { field: 'status', from: row.status, to, allowed: LOT_TRANSITIONS[row.status] },
+    });
+  }
+}
+
+/**
+ * Portico keeps no exchange rates, so a new currency relabels nothing: 100.00 EUR must not become
+ * 10000 JPY. The caller restates the value in the new currency in the same call, or the change is refused.
+ */
+function refuseRelabelledValue(row: DbLotRow, patch: LotPatch): void {
+  if (patch.currency === undefined || patch.currency === row.currency || patch.estimated_value_minor !== undefined) return;
+  throw new AppError(
+    'invalid_arguments',
+    `estimated_value_minor: changing the currency from ${row.currency} to ${patch.currency} needs the lot's value in ${patch.currency} in the same call; Portico does not convert currencies`,
+    { details: { field: 'estimated_value_minor' } },
+  );
+}
+
 export function harvestRepository(scope: TenantScope) {
   const lots = {
     async list(filter: { status?: LotStatus; condition?: Condition; item?: string; limit?: number; cursor?: string }): Promise<Page<LotView>> {
@@ -174,20 +205,26 @@ export function harvestRepository(scope: TenantScope) {
 
     async update(rawId: string, patch: LotPatch): Promise<LotView & { changed: string[] }> {
       const row = await scope.require<DbLotRow>('harvest_lots', rawId, 'lot');
-      if (row.status === 'sold' || row.status === 'scrapped') {
-        throw new AppError('conflict', `the lot is ${row.status}, which is final; it cannot be changed`, { details: { field: 'lot_id', status: row.status } });
-      }
-      if (patch.status !== undefined && patch.status !== row.status && !LOT_TRANSITIONS[row.status].includes(patch.status)) {
-        throw new AppError('conflict', `the lot is ${row.status} and cannot move to ${patch.status}: it can move to ${LOT_TRANSITIONS[row.status].join(' or ')}`, {
-          details: { field: 'status', from: row.status, to: patch.status, allowed: LOT_TRANSITIONS[row.status] },
-        });
-      }
+      refuseFinal(row);
+      if (patch.status !== undefined) refuseMove(row, patch.status);
+      refuseRelabelledValue(row, patch);
       const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbLotRow]));
       if (!Object.keys(changes).length) return { ...lotView(row), changed: [] };
       const next = { ...row, ...changes, updated_at: Date.now() };
       const changed = await scope.from('harvest_lots').where({ id: row.id, status: row.status }).update({ ...changes, updated_at: next.updated_at });
       if (!changed) throw new AppError('conflict', 'the lot changed while this call ran; read it again');
       return { ...lotView(next), changed: Object.keys(changes) };
+    },
+
+    /** The lot's last move, sold or scrapped; guarded by the status read, like every move. */
+    async close(rawId: string, outcome: (typeof LOT_OUTCOMES)[number]): Promise<LotView & { previous_status: LotStatus }> {
+      const row = await scope.require<DbLotRow>('harvest_lots', rawId, 'lot');
+      refuseFinal(row);
+      refuseMove(row, outcome);
+      const patch = { status: outcome, updated_at: Date.now() };
+      const changed = await scope.from('harvest_lots').where({ id: row.id, status: row.status }).update(patch);
+      if (!changed) throw new AppError('conflict', 'the lot changed while this call ran; read it again');
+      return { ...lotView({ ...row, ...patch }), previous_status: row.status };
     },
 
     async delete(rawId: string) {

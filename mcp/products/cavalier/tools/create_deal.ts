@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { currencyArg, dateArg, dateToMs, minorArg, textArg } from '../../common.js';
-import type { CavalierRepository } from '../repository.js';
+import { OPEN_DEAL_STAGES, type CavalierRepository } from '../repository.js';
 
 export default defineTool({
   name: 'cavalier.create_deal',
@@ -9,7 +9,7 @@ export default defineTool({
   description:
     'Creates a deal in your organization\'s pipeline for a customer, with an estimated value in integer minor units of an ISO 4217 ' +
     'currency. It starts at stage lead unless stage qualified or proposal is given (a deal cannot be created already won or lost). ' +
-    'Returns the deal. Does not contact the customer.',
+    'An expected_close_date before today is refused (invalid_arguments). Returns the deal. Does not contact the customer.',
   scope: 'cavalier.deals.write',
   destructive: false,
   input: {
@@ -17,8 +17,8 @@ export default defineTool({
     customer: textArg(200).describe('Customer name.'),
     currency: currencyArg,
     value_minor: minorArg('Estimated deal value'),
-    stage: z.enum(['lead', 'qualified', 'proposal']).default('lead').describe('Starting stage, default lead.'),
-    expected_close_date: dateArg.optional().describe('When the deal is expected to close, YYYY-MM-DD.'),
+    stage: z.enum(OPEN_DEAL_STAGES).default('lead').describe('Starting stage, default lead.'),
+    expected_close_date: dateArg.optional().describe('When the deal is expected to close, YYYY-MM-DD; today or later.'),
     notes: z.string().max(4000).optional().describe('Free-text notes.'),
   },
   async handler(args, { repos, user, resourceUri }: ToolContext<CavalierRepository>) {

@@ -29,7 +29,7 @@ export default defineTool({
       .max(100)
       .describe('The items of the quote, in order.'),
     tax_rate_percent: z.number().min(0).max(100).default(0).describe('Tax rate in percent with at most two decimals, e.g. 19 or 7.25. Default 0.'),
-    valid_until: dateArg.optional().describe('Last day the offer is valid, YYYY-MM-DD.'),
+    valid_until: dateArg.optional().describe('Last day the offer is valid, YYYY-MM-DD; today or later.'),
     notes: z.string().max(4000).optional().describe('Free-text notes shown on the quote.'),
   },
   async handler(args, { repos, user, resourceUri }: ToolContext<CavalierRepository>) {
