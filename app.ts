@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import Koa from 'koa';
 import { randomBytes } from 'node:crypto';
 import type { Config } from './shared/config.js';
@@ -11,7 +12,7 @@ import type { Logger } from './shared/log.js';
 import { createLogger } from './shared/log.js';
 import { MetricsRegistry } from './shared/metrics.js';
 import { refuseNul, requestIdOf, restErrors, type PorticoState } from './shared/http.js';
-import { AppError } from './shared/errors.js';
+import { AppError, restErrorBody } from './shared/errors.js';
 import { connectDatabase, poolStats, ready, type Db } from './db/connect.js';
 import { translateDbError } from './db/errors.js';
 import { migrateLatest } from './db/migrate.js';
@@ -92,6 +93,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     // Slow senders (slowloris) are cut off once the whole request took longer than REQUEST_TIMEOUT_MS;
     // Node checks at connectionsCheckingInterval, so that follows the configured time-out.
     const server = http.createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))) }, app.callback());
+    server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => answerUnparsable(error, socket, log));
     server.headersTimeout = Math.min(30_000, config.requestTimeoutMs);
     server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = 5_000;
@@ -130,6 +132,38 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     if (!options.db) await db.destroy().catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Requests Node's parser refuses before any middleware sees them. Headers over Node's limit (16 KB;
+ * an authorize URL with an enormous `scope` or `state`, say) get 431 with Portico's error body
+ * and code, not a bare status line; everything else gets what Node itself would send (408 for a
+ * request that took too long, 413 for chunk extensions over the limit, 400 otherwise). The
+ * connection is closed either way, on a fresh or a kept-alive connection alike.
+ */
+function answerUnparsable(error: Error & { code?: string }, socket: Duplex, log: Logger): void {
+  // Node's own rule: answer unless the socket is gone or a response on it has begun (a kept-alive
+  // connection whose earlier responses are complete is answered too).
+  const current = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (error.code === 'ECONNRESET' || !socket.writable || current?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const requestId = requestIdOf(undefined);
+  log.info('request refused by the HTTP parser', { request_id: requestId, code: error.code });
+  let head: string;
+  let body = '';
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    const failure = new AppError('headers_too_large', `the request line and headers are over the server's limit of ${http.maxHeaderSize} bytes; send large values in a POST body`);
+    body = JSON.stringify(restErrorBody(failure, requestId));
+    head = `HTTP/1.1 ${failure.status} ${http.STATUS_CODES[failure.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`;
+  } else {
+    const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_CHUNK_EXTENSIONS_OVERFLOW' ? 413 : 400;
+    head = `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n`;
+  }
+  // Written, then the socket is closed once the answer is flushed (not left half-open until the time-out).
+  socket.write(`${head}Connection: close\r\n\r\n${body}`);
+  (socket as Socket).destroySoon();
 }
 
 /** One JSON log line and one histogram observation per request. */

@@ -13,6 +13,7 @@ import { buildCatalog, type ProductDefinition } from './shared/catalog.js';
 import { EventBus } from './shared/events.js';
 import { hostGuard } from './shared/hosts.js';
 import { startEventRelay } from './db/notify.js';
+import { eventsFileOf, watchEvents } from './db/sqlite_events.js';
 import { SurfaceRegistry } from './db/surfaces.js';
 
 /**
@@ -34,9 +35,14 @@ export const hostGuardMount: Mount = (app, { config }) => {
   app.use(hostGuard(config));
 };
 
-/** On PostgreSQL, carries revocations and surface changes to every other instance. */
+/**
+ * On PostgreSQL, carries revocations and surface changes to every other instance. On SQLite,
+ * hears those the admin CLI makes from its own process (db/sqlite_events.ts).
+ */
 export function eventRelayMount(events: EventBus): Mount {
   return async (_app, { config, db, secrets, log, onClose }) => {
+    const file = eventsFileOf(config.database);
+    if (file) onClose(watchEvents(file, events, log));
     const relay = startEventRelay({ config: config.database, db, bus: events, macKey: secrets.macKey, log });
     if (!relay) return;
     onClose(() => relay.close());

@@ -9,7 +9,7 @@ import type Koa from 'koa';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
 import type { PorticoContext } from '../app.js';
-import { authenticate, findUserById, membershipsOf, type Membership } from '../db/accounts.js';
+import { authenticate, findUserById, lockTenant, membershipIn, membershipsOf, type Membership } from '../db/accounts.js';
 import { appendAudit } from '../db/audit.js';
 import { createConnection } from '../db/grant_store.js';
 import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
@@ -112,7 +112,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     if (!memberships.length) {
       throw new AppError('forbidden', resource.adminsOnly
         ? `Only an administrator of an organization can connect ${resources.titleOf(resource)}: it shows the organization's whole set-up.`
-        : 'Your account does not belong to any organization, so there is nothing to connect.');
+        : 'Your account does not belong to any active organization, so there is nothing to connect.');
     }
     render(ctx, status, consentPage({
       action: `/oauth/interaction/${details.uid}/consent`,
@@ -228,6 +228,13 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
 
     try {
       await db.transaction(async (trx) => {
+        // Read again under the tenant's lock: an operator may have removed the person, demoted them
+        // or suspended the organization since the page was answered (db/accounts.ts lockTenant).
+        await lockTenant(trx, membership.tenant_id, 'share');
+        const role = await membershipIn(trx, accountId, membership.tenant_id);
+        if (!role || (resource.adminsOnly && role !== 'admin')) {
+          throw new AppError('forbidden', 'Your membership of that organization changed while you were answering. Start again from your application.');
+        }
         const connection = await createConnection(trx, {
           grantId, tenantId: membership.tenant_id, userId: accountId, clientId: client.id, clientName: client.name,
           clientKind: client.kind, product: resource.product, resource: resource.uri, scopes: allowed,

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
 import { hashPassword, verifyPassword } from '../shared/passwords.js';
-import type { DbOrTrx } from './connect.js';
+import { dialectOf, type DbOrTrx } from './connect.js';
 import { translate } from './errors.js';
 
 export type Role = 'admin' | 'member';
@@ -15,6 +15,8 @@ export interface DbTenantRow {
   slug: string;
   name: string;
   created_at: number;
+  /** Set while the organization is suspended (`tenant suspend`): its memberships count for nothing. */
+  suspended_at: number | null;
 }
 
 export interface DbUserRow {
@@ -58,7 +60,7 @@ export async function createTenant(db: DbOrTrx, input: { slug: string; name: str
   assertSlug(input.slug);
   const name = input.name.trim();
   if (!name || name.length > 200) throw new AppError('invalid_request', 'tenant name must be 1-200 characters');
-  const row: DbTenantRow = { id: randomUUID(), slug: input.slug, name, created_at: Date.now() };
+  const row: DbTenantRow = { id: randomUUID(), slug: input.slug, name, created_at: Date.now(), suspended_at: null };
   await translate(() => db('tenants').insert(row), { conflict: `tenant "${input.slug}" already exists` });
   return row;
 }
@@ -80,17 +82,26 @@ export async function requireTenantBySlug(db: DbOrTrx, slug: string): Promise<Db
 export async function listTenants(db: DbOrTrx): Promise<Array<DbTenantRow & { members: number }>> {
   return db('tenants')
     .leftJoin('memberships', 'memberships.tenant_id', 'tenants.id')
-    .groupBy('tenants.id', 'tenants.slug', 'tenants.name', 'tenants.created_at')
+    .groupBy('tenants.id', 'tenants.slug', 'tenants.name', 'tenants.created_at', 'tenants.suspended_at')
     .orderBy('tenants.slug')
     .select('tenants.*', db.raw('count(memberships.user_id) as members'))
     .then((rows) => rows.map((row: DbTenantRow & { members: number | string }) => ({ ...row, members: Number(row.members) })));
 }
 
+/**
+ * Suspends or resumes an organization; returns whether anything changed. The caller revokes the
+ * organization's connections on suspension (scripts/admin.ts `tenant suspend`).
+ */
+export async function setTenantSuspended(db: DbOrTrx, tenantId: string, suspended: boolean): Promise<boolean> {
+  const query = db('tenants').where({ id: tenantId });
+  const changed = suspended ? await query.whereNull('suspended_at').update({ suspended_at: Date.now() }) : await query.whereNotNull('suspended_at').update({ suspended_at: null });
+  return changed > 0;
+}
+
 export async function createUser(db: DbOrTrx, input: { email: string; password: string; displayName?: string }): Promise<User> {
   const email = normaliseEmail(input.email);
   if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an e-mail address`);
-  if (input.password.length < 8) throw new AppError('invalid_request', 'password must be at least 8 characters');
-  if (input.password.length > 1024) throw new AppError('invalid_request', 'password must be at most 1024 characters');
+  assertPassword(input.password);
   const row: DbUserRow = {
     id: randomUUID(),
     email,
@@ -102,6 +113,25 @@ export async function createUser(db: DbOrTrx, input: { email: string; password: 
   await translate(() => db('users').insert(row), { conflict: `user ${email} already exists` });
   const { password_hash: _omit, ...user } = row;
   return user;
+}
+
+function assertPassword(password: string): void {
+  if (password.length < 8) throw new AppError('invalid_request', 'password must be at least 8 characters');
+  if (password.length > 1024) throw new AppError('invalid_request', 'password must be at most 1024 characters');
+}
+
+/**
+ * Sets a new password and ends every sign-in the person had: console sessions, and the
+ * authorization server's browser sessions (oidc-provider `Session` rows), so that whoever knew
+ * the old password is asked for the new one on the next authorize. Returns how many sessions ended.
+ * Connections are not touched here (scripts/admin.ts `user password --revoke-connections`).
+ */
+export async function setPassword(db: DbOrTrx, userId: string, password: string): Promise<number> {
+  assertPassword(password);
+  await db('users').where({ id: userId }).update({ password_hash: await hashPassword(password) });
+  const consoleSessions = await db('console_sessions').where({ user_id: userId }).delete();
+  const browserSessions = await db('oidc_payloads').where({ model: 'Session', account_id: userId }).delete();
+  return consoleSessions + browserSessions;
 }
 
 export async function findUserByEmail(db: DbOrTrx, email: string): Promise<User | undefined> {
@@ -136,16 +166,76 @@ export async function addMembership(db: DbOrTrx, input: { userId: string; tenant
   );
 }
 
+/**
+ * Changes a member's role; returns the role before. The caller revokes what the new role may no
+ * longer hold (scripts/admin.ts `member role`). Refuses to demote an organization's last administrator.
+ */
+export async function setMembershipRole(db: DbOrTrx, input: { userId: string; tenantId: string; role: string }): Promise<Role> {
+  assertRole(input.role);
+  await lockTenant(db, input.tenantId, 'update');
+  const before = await requireMembership(db, input.userId, input.tenantId);
+  if (before === 'admin' && input.role !== 'admin') await keepAnAdmin(db, input.tenantId);
+  await db('memberships').where({ user_id: input.userId, tenant_id: input.tenantId }).update({ role: input.role });
+  return before;
+}
+
+/**
+ * Ends a membership; returns the role it had. The caller revokes the person's connections in the
+ * organization. Refuses to remove an organization's last administrator.
+ */
+export async function removeMembership(db: DbOrTrx, input: { userId: string; tenantId: string }): Promise<Role> {
+  await lockTenant(db, input.tenantId, 'update');
+  const before = await requireMembership(db, input.userId, input.tenantId);
+  if (before === 'admin') await keepAnAdmin(db, input.tenantId);
+  await db('memberships').where({ user_id: input.userId, tenant_id: input.tenantId }).delete();
+  return before;
+}
+
+/**
+ * Orders the transactions that change who may act in an organization against those that rely on
+ * it, with one lock: the tenant's row. Membership changes and suspension take it exclusively
+ * (`update`); a consent takes it `share` before it re-reads the membership and creates its
+ * connection. So either the consent sees the change and refuses, or the change, made after it,
+ * finds the new connection and revokes it; and two operators demoting the last two
+ * administrators take turns, the second seeing the first's change. On SQLite, where writers take
+ * turns on the whole database, the lock is a write (a transaction that begins by reading could
+ * otherwise not write once another process has: SQLITE_BUSY_SNAPSHOT).
+ */
+export async function lockTenant(db: DbOrTrx, tenantId: string, mode: 'share' | 'update'): Promise<void> {
+  if (dialectOf(db) === 'postgres') {
+    const query = db('tenants').where({ id: tenantId }).first('id');
+    await (mode === 'share' ? query.forShare() : query.forUpdate());
+  } else {
+    await db('tenants').where({ id: tenantId }).update({ name: db.ref('name') });
+  }
+}
+
+async function requireMembership(db: DbOrTrx, userId: string, tenantId: string): Promise<Role> {
+  const row = await db('memberships').where({ user_id: userId, tenant_id: tenantId }).first('role');
+  if (!row) throw new AppError('not_found', 'the user is not a member of this tenant');
+  return row.role;
+}
+
+/** Throws `conflict` if the tenant's administrators are only the one about to go. */
+async function keepAnAdmin(db: DbOrTrx, tenantId: string): Promise<void> {
+  const admins: Array<{ user_id: string }> = await db('memberships').where({ tenant_id: tenantId, role: 'admin' }).select('user_id');
+  if (admins.length <= 1) throw new AppError('conflict', 'this is the last administrator of the tenant: make another member an administrator first');
+}
+
+/** The organizations a person may act in: their memberships, less suspended organizations. */
 export async function membershipsOf(db: DbOrTrx, userId: string): Promise<Membership[]> {
   return db('memberships')
     .join('tenants', 'tenants.id', 'memberships.tenant_id')
     .where('memberships.user_id', userId)
+    .whereNull('tenants.suspended_at')
     .orderBy('tenants.slug')
     .select('tenants.id as tenant_id', 'tenants.slug as tenant_slug', 'tenants.name as tenant_name', 'memberships.role');
 }
 
+/** A person's role in an organization, or undefined if they are not a member or it is suspended. */
 export async function membershipIn(db: DbOrTrx, userId: string, tenantId: string): Promise<Role | undefined> {
-  const row = await db('memberships').where({ user_id: userId, tenant_id: tenantId }).first('role');
+  const row = await db('memberships').join('tenants', 'tenants.id', 'memberships.tenant_id')
+    .where({ 'memberships.user_id': userId, 'memberships.tenant_id': tenantId }).whereNull('tenants.suspended_at').first('memberships.role');
   return row?.role;
 }
 

@@ -84,6 +84,17 @@ export async function revokedAmong(db: DbOrTrx, ids: string[]): Promise<string[]
   return rows.map((row) => row.id);
 }
 
+/**
+ * An organization's live connections, optionally only one person's or only to some products
+ * (suspensions and membership changes revoke them).
+ */
+export async function liveConnections(db: DbOrTrx, tenantId: string, only: { userId?: string; products?: readonly string[] } = {}): Promise<DbConnectionRow[]> {
+  const query = db<DbConnectionRow>('connections').where({ tenant_id: tenantId }).whereNull('revoked_at').orderBy('id');
+  if (only.userId) query.where({ user_id: only.userId });
+  if (only.products) query.whereIn('product', only.products);
+  return query.select('*');
+}
+
 export async function findConnection(db: DbOrTrx, id: string): Promise<DbConnectionRow | undefined> {
   return db<DbConnectionRow>('connections').where({ id }).first();
 }
@@ -101,6 +112,8 @@ export interface Principal {
   clientName: string | null;
   tenant: { id: string; slug: string; name: string };
   user: { id: string; email: string };
+  /** The person's role in the tenant now (read with the token, not when the connection was made). */
+  role: 'admin' | 'member';
   product: string;
   resource: string;
   /** The token's scopes (never wider than the connection's). */
@@ -121,13 +134,17 @@ interface BearerRow {
   tenant_id: string | null;
   tenant_slug: string | null;
   tenant_name: string | null;
+  tenant_suspended_at: number | string | null;
   user_id: string | null;
   user_email: string | null;
+  role: 'admin' | 'member' | null;
 }
 
 /**
  * Resolves an opaque access token for `resource` in one indexed query, or throws
  * invalid_token / connection_revoked. Fails closed: no connection, tenant or user → no principal.
+ * A connection of someone who is no longer a member of its tenant is refused as revoked, even
+ * if the removal has not revoked it (yet): membership is read with the token.
  */
 export async function authenticateBearer(db: DbOrTrx, token: string, resource: string, now = Date.now()): Promise<Principal> {
   if (!token || token.length > 512) throw new AppError('invalid_token', 'the access token is malformed');
@@ -135,11 +152,14 @@ export async function authenticateBearer(db: DbOrTrx, token: string, resource: s
     .leftJoin('connections as c', 'c.grant_id', 'p.grant_id')
     .leftJoin('tenants as t', 't.id', 'c.tenant_id')
     .leftJoin('users as u', 'u.id', 'c.user_id')
+    .leftJoin('memberships as m', function () {
+      this.on('m.user_id', '=', 'c.user_id').andOn('m.tenant_id', '=', 'c.tenant_id');
+    })
     .where({ 'p.model': 'AccessToken', 'p.id': hashTokenId(token) })
     .first(
       'p.payload', 'p.expires_at', 'p.revoked_at as token_revoked_at', 'c.id as connection_id', 'c.revoked_at as connection_revoked_at',
       'c.scopes as connection_scopes', 'c.product', 'c.resource', 'c.client_name', 't.id as tenant_id', 't.slug as tenant_slug',
-      't.name as tenant_name', 'u.id as user_id', 'u.email as user_email',
+      't.name as tenant_name', 't.suspended_at as tenant_suspended_at', 'u.id as user_id', 'u.email as user_email', 'm.role',
     );
   if (!row) throw new AppError('invalid_token', 'the access token is not valid');
   if (row.connection_revoked_at || row.token_revoked_at) throw new AppError('connection_revoked', 'this connection was revoked');
@@ -153,6 +173,8 @@ export async function authenticateBearer(db: DbOrTrx, token: string, resource: s
   if (!row.connection_id || !row.tenant_id || !row.user_id || row.resource !== resource) {
     throw new AppError('invalid_token', 'the access token has no connection for this resource');
   }
+  if (row.tenant_suspended_at != null) throw new AppError('connection_revoked', 'the organization is suspended');
+  if (!row.role) throw new AppError('connection_revoked', 'the person behind this connection is no longer a member of the organization');
   const granted = new Set((row.connection_scopes ?? '').split(' ').filter(Boolean));
   const scopes = new Set((payload.scope ?? '').split(' ').filter((s) => granted.has(s)));
   return {
@@ -162,6 +184,7 @@ export async function authenticateBearer(db: DbOrTrx, token: string, resource: s
     clientName: row.client_name,
     tenant: { id: row.tenant_id, slug: row.tenant_slug!, name: row.tenant_name! },
     user: { id: row.user_id, email: row.user_email! },
+    role: row.role,
     product: row.product!,
     resource,
     scopes,

@@ -22,6 +22,7 @@ import * as midas from './migrations/20261121_0015_midas.js';
 import * as surfaces from './migrations/20261121_0016_surfaces.js';
 import * as forgeKeysetIndexes from './migrations/20261122_0017_forge_keyset_indexes.js';
 import * as consoleSessions from './migrations/20261123_0018_console_sessions.js';
+import * as tenantSuspension from './migrations/20261124_0019_tenant_suspension.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -47,6 +48,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261121_0016_surfaces', surfaces],
   ['20261122_0017_forge_keyset_indexes', forgeKeysetIndexes],
   ['20261123_0018_console_sessions', consoleSessions],
+  ['20261124_0019_tenant_suspension', tenantSuspension],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

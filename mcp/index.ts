@@ -7,7 +7,9 @@
 import type Koa from 'koa';
 import { VERSION, type Mount } from '../app.js';
 import { revokedAmong } from '../db/grant_store.js';
+import type { Db } from '../db/connect.js';
 import type { Catalog } from '../shared/catalog.js';
+import type { Logger } from '../shared/log.js';
 import { AppError } from '../shared/errors.js';
 import type { EventBus } from '../shared/events.js';
 import type { PorticoState } from '../shared/http.js';
@@ -54,6 +56,10 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
           .catch((err: unknown) => log.warn('checking open sessions after a relay gap failed', { err }));
       }
     });
+    context.onClose(sweepRevoked(() => [...new Set([...host.sessions.connectionIds(), ...principals.connectionIds()])], db, (id) => {
+      principals.dropConnection(id);
+      return host.sessions.closeConnection(id);
+    }, log));
     context.onClose(async () => {
       await host.close();
       await pipeline.close();
@@ -110,4 +116,33 @@ function readOnly(ctx: Koa.Context): void {
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** How often every instance looks for revoked connections it was not told about (ms). */
+export const REVOKED_SWEEP_MS = 1_000;
+
+/**
+ * The fallback for a revocation event that never arrived: the admin CLI's notification lost with
+ * its connection or its process (PostgreSQL), its events file not watchable (SQLite). Every
+ * REVOKED_SWEEP_MS the connections behind open sessions and cached tokens are read from the
+ * database, and those found revoked are closed as the event would have closed them. A request
+ * whose token is not cached is refused at once anyway (the grant store is read); this bounds how
+ * long a cached token and an open stream outlive a revocation nobody announced. One indexed query
+ * per second per instance (~1 ms with a full cache).
+ */
+function sweepRevoked(watched: () => string[], db: Db, close: (connectionId: string) => Promise<void>, log: Logger): () => void {
+  let running = false;
+  const sweep = async () => {
+    const ids = watched();
+    for (let i = 0; i < ids.length; i += 500) {
+      for (const id of await revokedAmong(db, ids.slice(i, i + 500))) await close(id);
+    }
+  };
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    sweep().catch((err: unknown) => log.warn('checking open sessions for revoked connections failed', { err })).finally(() => (running = false));
+  }, REVOKED_SWEEP_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -126,14 +126,26 @@ export class Pipeline {
     if (!token) throw new AppError('invalid_token', 'a bearer token is required');
     const resource = this.resourceOf(productId);
     const cache = this.deps.principals;
-    if (!cache || token.length > 512) return authenticateBearer(this.reads, token, resource);
+    if (!cache || token.length > 512) return this.admitRole(productId, await authenticateBearer(this.reads, token, resource));
     const key = PrincipalCache.key(token, resource);
     const now = Date.now();
     const cached = cache.get(key, now);
-    if (cached) return cached;
+    if (cached) return this.admitRole(productId, cached);
     const mark = cache.mark();
     const principal = await authenticateBearer(this.reads, token, resource, now);
     cache.set(key, principal, hashTokenId(token), mark, now);
+    return this.admitRole(productId, principal);
+  }
+
+  /**
+   * A product only administrators may connect (ProductDefinition.connectableBy) serves a connection
+   * only while its person is still one: a demotion revokes such connections (`member role`), and
+   * this holds even for one made in the moment before the demotion committed.
+   */
+  private admitRole(productId: string, principal: Principal): Principal {
+    if (principal.role !== 'admin' && this.deps.catalog.product(productId)?.connectableBy === 'admins') {
+      throw new AppError('connection_revoked', 'only administrators may use this product, and the person behind this connection no longer is one');
+    }
     return principal;
   }
 

@@ -22,6 +22,12 @@ interface Entry {
 
 export class PrincipalCache {
   private readonly entries = new Map<string, Entry>();
+  /**
+   * The keys of each connection's entries: a revocation drops them without walking the cache. A
+   * suspension revokes thousands of connections at once, one event each; walking 10,000 entries
+   * per event held the event loop for half a second.
+   */
+  private readonly byConnection = new Map<string, Set<string>>();
   private generation = 0;
   private enabled = true;
 
@@ -41,7 +47,7 @@ export class PrincipalCache {
     const entry = this.entries.get(key);
     if (!entry) return undefined;
     if (entry.validUntil <= now) {
-      this.entries.delete(key);
+      this.remove(key);
       return undefined;
     }
     return entry.principal;
@@ -54,18 +60,27 @@ export class PrincipalCache {
 
   set(key: string, principal: Principal, tokenHash: string, mark: number, now = Date.now()): void {
     if (!this.enabled || mark !== this.generation || this.options.maxEntries <= 0) return;
-    if (this.entries.size >= this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.remove(key);
+    if (this.entries.size >= this.options.maxEntries) this.remove(this.entries.keys().next().value!);
     this.entries.set(key, { principal, tokenHash, validUntil: Math.min(principal.expiresAt, now + this.options.maxAgeMs) });
+    const keys = this.byConnection.get(principal.connectionId);
+    if (keys) keys.add(key);
+    else this.byConnection.set(principal.connectionId, new Set([key]));
   }
 
   dropConnection(connectionId: string): void {
     this.generation += 1;
-    for (const [key, entry] of this.entries) if (entry.principal.connectionId === connectionId) this.entries.delete(key);
+    for (const key of this.byConnection.get(connectionId) ?? []) this.remove(key);
+  }
+
+  /** The connections some cached principal belongs to. */
+  connectionIds(): string[] {
+    return [...this.byConnection.keys()];
   }
 
   dropToken(tokenHash: string): void {
     this.generation += 1;
-    for (const [key, entry] of this.entries) if (entry.tokenHash === tokenHash) this.entries.delete(key);
+    for (const [key, entry] of this.entries) if (entry.tokenHash === tokenHash) this.remove(key);
   }
 
   /** Events may have been missed (or will be): forget everything; serve from the cache only while `enabled`. */
@@ -73,9 +88,19 @@ export class PrincipalCache {
     this.generation += 1;
     this.enabled = enabled;
     this.entries.clear();
+    this.byConnection.clear();
   }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry) return;
+    this.entries.delete(key);
+    const keys = this.byConnection.get(entry.principal.connectionId)!;
+    keys.delete(key);
+    if (!keys.size) this.byConnection.delete(entry.principal.connectionId);
   }
 }

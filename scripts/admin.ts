@@ -4,15 +4,21 @@
  * an unknown option or an unexpected argument is a usage error, never ignored.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../shared/config.js';
+import { ConfigError, loadConfig, type DatabaseConfig } from '../shared/config.js';
 import { AppError, isAppError, UsageError } from '../shared/errors.js';
-import { connectDatabase, type Db } from '../db/connect.js';
+import { connectDatabase, type Db, type DbOrTrx } from '../db/connect.js';
 import { migrateLatest } from '../db/migrate.js';
-import { addMembership, assertRole, createTenant, createUser, listTenants, listUsers, requireTenantBySlug } from '../db/accounts.js';
+import {
+  addMembership, assertRole, createTenant, createUser, findUserByEmail, listTenants, listUsers, normaliseEmail, removeMembership, requireTenantBySlug,
+  setMembershipRole, setPassword, setTenantSuspended, type DbTenantRow, type Role, type User,
+} from '../db/accounts.js';
+import { liveConnections, revokeConnection, type DbConnectionRow } from '../db/grant_store.js';
+import type { PorticoEvent } from '../shared/events.js';
 import { appendAudit, chainPages, chainRows, verifyChain, type AuditVerification } from '../db/audit.js';
 import { exportChunks, readExport } from '../db/audit_export.js';
 import { setSurfaceStatus, surfaceOverrides } from '../db/surfaces.js';
 import { channelFor } from '../db/notify.js';
+import { appendEvents, eventsFileOf } from '../db/sqlite_events.js';
 import { loadOrCreateSecret } from '../db/secrets.js';
 import { dialectOf } from '../db/connect.js';
 import { PRODUCTS } from '../mcp/products/index.js';
@@ -20,9 +26,16 @@ import { randomBytes } from 'node:crypto';
 
 export type Output = (line: string) => void;
 
+export interface CommandIo {
+  out: Output;
+  stdin: () => Promise<string>;
+  /** Tells running servers, after commit, what the command changed (never fails the command: see instanceNotifier). */
+  notify(events: PorticoEvent[]): Promise<void>;
+}
+
 export interface AdminCommand {
   usage: string;
-  run(db: Db, args: string[], io: { out: Output; stdin: () => Promise<string> }): Promise<void>;
+  run(db: Db, args: string[], io: CommandIo): Promise<void>;
   /** Work that needs no database (e.g. verifying an exported file): used when `when(args)` holds. */
   offline?: { when(args: string[]): boolean; run(args: string[], io: { out: Output }): Promise<void> };
 }
@@ -54,7 +67,33 @@ export const COMMANDS: Record<string, AdminCommand> = {
       parseArgs({ args, options: {} });
       const tenants = await listTenants(db);
       if (!tenants.length) return out('no tenants');
-      for (const t of tenants) out(`${t.slug.padEnd(20)} ${t.name.padEnd(30)} ${t.members} member(s)  ${t.id}`);
+      for (const t of tenants) out(`${t.slug.padEnd(20)} ${t.name.padEnd(30)} ${`${t.members} member(s)`.padEnd(14)} ${(t.suspended_at ? 'suspended' : 'active').padEnd(10)} ${t.id}`);
+    },
+  },
+  'tenant suspend': {
+    usage: 'tenant suspend <slug>   (revokes every connection; nobody signs in or connects until it is resumed)',
+    async run(db, args, { out, notify }) {
+      const tenant = await requireTenantBySlug(db, onePositional(args, 'tenant suspend', 'a slug'));
+      const { changed, revoked } = await db.transaction(async (trx) => {
+        if (!(await setTenantSuspended(trx, tenant.id, true))) return { changed: false, revoked: [] };
+        const revoked = await revokeAll(trx, await liveConnections(trx, tenant.id), 'tenant suspended');
+        await appendAudit(trx, { tenantId: tenant.id, kind: 'admin', name: 'tenant.suspend', args: { slug: tenant.slug, revoked_connections: revoked.length }, outcome: 'ok' });
+        return { changed: true, revoked };
+      });
+      await notify(revocationsOf(revoked));
+      out(changed ? `suspended ${tenant.slug}${revokedNote(revoked)}` : `${tenant.slug} is already suspended`);
+    },
+  },
+  'tenant resume': {
+    usage: 'tenant resume <slug>    (its members may sign in and connect again; revoked connections stay revoked)',
+    async run(db, args, { out }) {
+      const tenant = await requireTenantBySlug(db, onePositional(args, 'tenant resume', 'a slug'));
+      const changed = await db.transaction(async (trx) => {
+        if (!(await setTenantSuspended(trx, tenant.id, false))) return false;
+        await appendAudit(trx, { tenantId: tenant.id, kind: 'admin', name: 'tenant.resume', args: { slug: tenant.slug }, outcome: 'ok' });
+        return true;
+      });
+      out(changed ? `resumed ${tenant.slug}` : `${tenant.slug} is not suspended`);
     },
   },
   'user add': {
@@ -64,8 +103,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         args,
         options: { tenant: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, 'password-stdin': { type: 'boolean' }, name: { type: 'string' } },
       });
-      const missing = (['tenant', 'email', 'role', 'password-stdin'] as const).filter((option) => !values[option]);
-      if (missing.length) throw new UsageError(`user add needs ${missing.map((option) => `--${option}`).join(', ')}`);
+      requireOptions(values, ['tenant', 'email', 'role', 'password-stdin'], 'user add');
       assertRole(values.role!);
       const password = (await stdin()).replace(/\r?\n$/, '');
       const user = await db.transaction(async (trx) => {
@@ -78,6 +116,29 @@ export const COMMANDS: Record<string, AdminCommand> = {
       out(`added ${user.email} to ${values.tenant} as ${values.role}`);
     },
   },
+  'user password': {
+    usage: 'user password --email <email> --password-stdin [--revoke-connections]   (ends their sign-ins; optionally revokes every connection)',
+    async run(db, args, { out, stdin, notify }) {
+      const { values } = parseArgs({ args, options: { email: { type: 'string' }, 'password-stdin': { type: 'boolean' }, 'revoke-connections': { type: 'boolean' } } });
+      requireOptions(values, ['email', 'password-stdin'], 'user password');
+      const user = await findUserByEmail(db, values.email!);
+      if (!user) throw new AppError('not_found', `no user ${normaliseEmail(values.email!)}`);
+      const password = (await stdin()).replace(/\r?\n$/, '');
+      const { ended, revoked } = await db.transaction(async (trx) => {
+        const ended = await setPassword(trx, user.id, password);
+        const revoked: DbConnectionRow[] = [];
+        // Recorded in the log of every organization the person belongs to: each customer sees it.
+        for (const { tenant_id: tenantId } of await trx('memberships').where({ user_id: user.id }).select('tenant_id')) {
+          const here = values['revoke-connections'] ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'password reset') : [];
+          revoked.push(...here);
+          await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.password', args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
+        }
+        return { ended, revoked };
+      });
+      await notify(revocationsOf(revoked));
+      out(`set a new password for ${user.email}; ended ${ended} sign-in session(s)${revokedNote(revoked)}`);
+    },
+  },
   'user list': {
     usage: 'user list [--tenant <slug>]',
     async run(db, args, { out }) {
@@ -86,6 +147,48 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const users = await listUsers(db, tenantId);
       if (!users.length) return out('no users');
       for (const u of users) out(`${u.email.padEnd(32)} ${u.memberships.padEnd(40)} ${u.id}`);
+    },
+  },
+  'member add': {
+    usage: 'member add --tenant <slug> --email <email> --role admin|member   (an existing user joins another tenant)',
+    async run(db, args, { out }) {
+      const { tenant, user, role } = await memberOptions(db, args, 'member add', true);
+      await db.transaction(async (trx) => {
+        await addMembership(trx, { userId: user.id, tenantId: tenant.id, role: role! });
+        await appendAudit(trx, { tenantId: tenant.id, userId: user.id, kind: 'admin', name: 'member.add', args: { email: user.email, role }, outcome: 'ok' });
+      });
+      out(`added ${user.email} to ${tenant.slug} as ${role}`);
+    },
+  },
+  'member role': {
+    usage: 'member role --tenant <slug> --email <email> --role admin|member   (revokes connections the new role may not hold)',
+    async run(db, args, { out, notify }) {
+      const { tenant, user, role } = await memberOptions(db, args, 'member role', true);
+      // Products only administrators may connect (aegis): a former administrator's connections to them end.
+      const adminsOnly = PRODUCTS.filter((p) => p.connectableBy === 'admins').map((p) => p.id);
+      const { before, revoked } = await db.transaction(async (trx) => {
+        const before = await setMembershipRole(trx, { userId: user.id, tenantId: tenant.id, role: role! });
+        if (before === role) return { before, revoked: [] };
+        const revoked = role === 'admin' ? [] : await revokeAll(trx, await liveConnections(trx, tenant.id, { userId: user.id, products: adminsOnly }), 'role changed to member');
+        await appendAudit(trx, { tenantId: tenant.id, userId: user.id, kind: 'admin', name: 'member.role', args: { email: user.email, from: before, to: role, revoked_connections: revoked.length }, outcome: 'ok' });
+        return { before, revoked };
+      });
+      await notify(revocationsOf(revoked));
+      out(before === role ? `${user.email} is already ${role} in ${tenant.slug}` : `${user.email} is now ${role} in ${tenant.slug}${revokedNote(revoked)}`);
+    },
+  },
+  'member remove': {
+    usage: "member remove --tenant <slug> --email <email>   (revokes the person's connections there)",
+    async run(db, args, { out, notify }) {
+      const { tenant, user } = await memberOptions(db, args, 'member remove', false);
+      const revoked = await db.transaction(async (trx) => {
+        const before = await removeMembership(trx, { userId: user.id, tenantId: tenant.id });
+        const revoked = await revokeAll(trx, await liveConnections(trx, tenant.id, { userId: user.id }), 'membership removed');
+        await appendAudit(trx, { tenantId: tenant.id, userId: user.id, kind: 'admin', name: 'member.remove', args: { email: user.email, role: before, revoked_connections: revoked.length }, outcome: 'ok' });
+        return revoked;
+      });
+      await notify(revocationsOf(revoked));
+      out(`removed ${user.email} from ${tenant.slug}${revokedNote(revoked)}`);
     },
   },
   'audit verify': {
@@ -125,11 +228,11 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'surface ship': {
     usage: 'surface ship <product>     (makes a roadmap product live on every instance)',
-    run: (db, args, io) => changeSurface(db, args, 'live', io.out),
+    run: (db, args, io) => changeSurface(db, args, 'live', io),
   },
   'surface unship': {
     usage: 'surface unship <product>   (returns a product to the roadmap)',
-    run: (db, args, io) => changeSurface(db, args, 'roadmap', io.out),
+    run: (db, args, io) => changeSurface(db, args, 'roadmap', io),
   },
   'surface list': {
     usage: 'surface list',
@@ -141,7 +244,87 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
 };
 
-async function changeSurface(db: Db, args: string[], status: 'live' | 'roadmap', out: Output): Promise<void> {
+/** The one positional argument a command takes (a slug, a product). */
+function onePositional(args: string[], command: string, what: string): string {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  if (positionals.length !== 1) throw new UsageError(positionals.length ? `${command} takes ${what}, got ${positionals.length} arguments` : `${command} needs ${what}`);
+  return positionals[0];
+}
+
+/** A usage error naming every one of `options` the command line left out. */
+function requireOptions(values: Record<string, unknown>, options: readonly string[], command: string): void {
+  const missing = options.filter((option) => !values[option]);
+  if (missing.length) throw new UsageError(`${command} needs ${missing.map((option) => `--${option}`).join(', ')}`);
+}
+
+/** The tenant, user and (when `withRole`) role a `member` command names; the user must exist. */
+async function memberOptions(db: Db, args: string[], command: string, withRole: boolean): Promise<{ tenant: DbTenantRow; user: User; role?: Role }> {
+  const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, email: { type: 'string' }, ...(withRole ? { role: { type: 'string' as const } } : {}) } });
+  requireOptions(values, withRole ? ['tenant', 'email', 'role'] : ['tenant', 'email'], command);
+  const role = (values as { role?: string }).role;
+  if (role !== undefined) assertRole(role);
+  const tenant = await requireTenantBySlug(db, values.tenant!);
+  const user = await findUserByEmail(db, values.email!);
+  if (!user) throw new AppError('not_found', `no user ${normaliseEmail(values.email!)} (create one with user add)`);
+  return { tenant, user, role };
+}
+
+/** Revokes each connection (its tokens, its grant, an audit record), inside the caller's transaction; returns those it revoked. */
+async function revokeAll(trx: DbOrTrx, connections: DbConnectionRow[], reason: string): Promise<DbConnectionRow[]> {
+  const revoked: DbConnectionRow[] = [];
+  for (const connection of connections) if (await revokeConnection(trx, connection, { reason })) revoked.push(connection);
+  return revoked;
+}
+
+/** What a command revoked, for its one line of output: the first few connections by name (a suspension may revoke thousands). */
+function revokedNote(revoked: DbConnectionRow[]): string {
+  if (!revoked.length) return '';
+  const named = revoked.slice(0, 5).map((c) => `${c.client_name ?? c.client_id} → ${c.product}`).join(', ');
+  return `; revoked ${revoked.length} connection(s): ${named}${revoked.length > 5 ? ` and ${revoked.length - 5} more (the audit log names each)` : ''}`;
+}
+
+/** The events that close the revoked connections' sessions on every instance. */
+function revocationsOf(revoked: DbConnectionRow[]): PorticoEvent[] {
+  return revoked.map((c) => ({ type: 'connection.revoked' as const, connectionId: c.id, grantId: c.grant_id }));
+}
+
+/** Pauses before each new attempt to send a notification whose connection failed (ms), as db/notify.ts. */
+const NOTIFY_RETRIES = [25, 150, 800];
+
+/**
+ * Tells running instances, after commit, what this process changed: on PostgreSQL every instance
+ * through LISTEN/NOTIFY (db/notify.ts), on SQLite the server through the events file beside the
+ * database (db/sqlite_events.ts). What was committed stays committed if that fails: the command
+ * warns, and the servers' own checks find the change within seconds (revoked connections every
+ * second, mcp/index.ts; surfaces every two, db/surfaces.ts).
+ */
+function instanceNotifier(db: Db, database: DatabaseConfig, warn: Output): (events: PorticoEvent[]) => Promise<void> {
+  return async (events) => {
+    if (!events.length) return;
+    try {
+      const file = eventsFileOf(database);
+      if (file) return await appendEvents(file, events);
+      if (dialectOf(db) !== 'postgres') return;
+      const channel = channelFor(await loadOrCreateSecret(db, 'mac_key', () => randomBytes(32).toString('base64url')));
+      for (const event of events) {
+        const send = () => db.raw('select pg_notify(?, ?)', [channel, JSON.stringify({ from: 'admin-cli', event })]);
+        for (let attempt = 0; ; attempt += 1) {
+          try {
+            await send();
+            break;
+          } catch (error) {
+            if (attempt >= NOTIFY_RETRIES.length) throw error;
+            await new Promise((resolve) => setTimeout(resolve, NOTIFY_RETRIES[attempt]));
+          }
+        }
+      }
+    } catch (error) {
+      warn(`warning: the change is made, but running servers could not be told at once (${error instanceof Error ? error.message : String(error)}); they will notice it within a few seconds`);
+    }
+  };
+}
+
+async function changeSurface(db: Db, args: string[], status: 'live' | 'roadmap', { out, notify }: CommandIo): Promise<void> {
   const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
   const verb = status === 'live' ? 'ship' : 'unship';
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `surface ${verb} takes one product, got ${positionals.length}` : `surface ${verb} needs a product`);
@@ -152,11 +335,8 @@ async function changeSurface(db: Db, args: string[], status: 'live' | 'roadmap',
     await setSurfaceStatus(trx, product, status);
     await appendAudit(trx, { tenantId: null, kind: 'admin', name: `surface.${verb}`, product, args: { product }, outcome: 'ok' });
   });
-  // Running instances on PostgreSQL hear it at once; on SQLite the server notices within seconds (it polls).
-  if (dialectOf(db) === 'postgres') {
-    const macKey = await loadOrCreateSecret(db, 'mac_key', () => randomBytes(32).toString('base64url'));
-    await db.raw('select pg_notify(?, ?)', [channelFor(macKey), JSON.stringify({ from: 'admin-cli', event: { type: 'surface.changed', product, status } })]);
-  }
+  // Running instances hear it at once (should the message be lost, they poll every few seconds).
+  await notify([{ type: 'surface.changed', product, status }]);
   out(`${product} is now ${status}`);
 }
 
@@ -227,7 +407,7 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
     const config = loadConfig(env);
     db = connectDatabase(config.database);
     await migrateLatest(db);
-    await command.run(db, rest, { out: io.out, stdin: io.stdin ?? readStdin });
+    await command.run(db, rest, { out: io.out, stdin: io.stdin ?? readStdin, notify: instanceNotifier(db, config.database, io.err) });
     return EXIT.ok;
   } catch (error) {
     const { code, lines } = failure(error, command.usage);

@@ -72,10 +72,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
           const e = translateDbError(error);
           throw new AppError(e.code, e.message, { cause: error, headers: e.status === 401 ? { 'WWW-Authenticate': challenge(`, error="invalid_token"`) } : undefined });
         });
-        const role = await membershipIn(context.db, principal.user.id, principal.tenant.id);
-        if (!role) throw new AppError('forbidden', 'the person behind this token is no longer a member of the organization');
+        // The role is read with the token (a former member's token is refused there as revoked).
         (ctx.state as ConsoleState).viewer = {
-          userId: principal.user.id, email: principal.user.email, tenant: principal.tenant, role, scopes: principal.scopes, requestId: ctx.state.requestId,
+          userId: principal.user.id, email: principal.user.email, tenant: principal.tenant, role: principal.role, scopes: principal.scopes, requestId: ctx.state.requestId,
         };
         // The API's own connection is listed like any other: when it was last used, how often.
         await context.db('connections').where({ id: principal.connectionId }).update({ last_used_at: Date.now(), call_count: context.db.raw('call_count + 1') });
@@ -207,7 +206,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const memberships = await membershipsOf(context.db, user.id);
       if (!memberships.length) {
         ctx.status = 403;
-        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'Your account is not a member of any organization.', email }));
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'Your account is not a member of any active organization.', email }));
       }
       ctx.cookies.set(PRE_SESSION_COOKIE, '', { signed: true, path: base, maxAge: 0 });
       await pruneExpiredSessions(context.db);

@@ -35,7 +35,9 @@ test('the storage is switched off when the last work in flight has finished, whe
 });
 
 for (const kind of databasesUnderTest()) {
-  test(`after the provider's requests its storage is off, and the next one still works [${kind}]`, async (t) => {
+  // Serial: the storage is one per process, so the other database's flows, running at the same
+  // time in this worker, would switch it on while this test looks for it off.
+  test.serial(`after the provider's requests its storage is off, and the next one still works [${kind}]`, async (t) => {
     const storage = (await providerStorage()) as (Switchable & { enabled?: boolean }) | undefined;
     t.truthy(storage, 'oidc-provider keeps its storage where provider_storage.ts looks for it');
     const server = await startAuthServer(kind);

@@ -36,6 +36,28 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`the API reads the role with the token: a demoted admin sees only their own connections at once, a removed member is refused [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const { db } = f.server.portico.context;
+      const multi = await f.consoleToken('multi', 'globex');
+      const before: Json = await (await f.api('/connections', multi)).json();
+      t.true(before.connections.some((c: Json) => c.id === f.forge.globexAdmin.connection.id), 'as an admin, multi sees the tenant');
+
+      await db('memberships').where({ user_id: f.users.multi, tenant_id: f.tenants.globex }).update({ role: 'member' });
+      const after: Json = await (await f.api('/connections', multi)).json();
+      t.false(after.connections.some((c: Json) => c.id === f.forge.globexAdmin.connection.id), 'as a member, no longer');
+
+      await db('memberships').where({ user_id: f.users.multi, tenant_id: f.tenants.globex }).delete();
+      const gone = await f.api('/connections', multi);
+      t.is(gone.status, 401);
+      t.is(((await gone.json()) as Json).error.code, 'connection_revoked');
+      t.regex(gone.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    } finally {
+      await f.close();
+    }
+  });
+
   test(`a token without console.connections.write cannot revoke [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     try {

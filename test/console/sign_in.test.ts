@@ -2,6 +2,7 @@
 import test from 'ava';
 import { databasesUnderTest, testOnEachDatabase } from '../helpers/db.js';
 import { MIGRATIONS } from '../../db/migrate.js';
+import { setTenantSuspended } from '../../db/accounts.js';
 import { startConsole, PASSWORD, Session, signIn } from './setup.js';
 
 for (const kind of databasesUnderTest()) {
@@ -28,6 +29,29 @@ for (const kind of databasesUnderTest()) {
       const other = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(eleventh.text), email: 'ann@acme.example', password: PASSWORD } });
       t.is(other.location, '/api/mcp/connections', 'another email from the same address signs in');
       t.is((await browser.request('/api/mcp/connections')).status, 200);
+    } finally {
+      await f.close();
+    }
+  });
+
+  test(`a suspended organization's console ends its sessions and signs nobody in; resumed, it does again [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const { db } = f.server.portico.context;
+      const browser = await signIn(f, 'admin@acme.example');
+      t.is((await browser.request('/api/mcp/connections')).status, 200);
+
+      await setTenantSuspended(db, f.tenants.acme, true);
+      t.is((await browser.request('/api/mcp/connections')).location, '/api/mcp/login', 'the open session ended');
+      t.is(await db('console_sessions').where({ user_id: f.users.acmeAdmin }).first(), undefined);
+      const page = await browser.request('/api/mcp/login');
+      const refused = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(page.text), email: 'admin@acme.example', password: PASSWORD } });
+      t.is(refused.status, 403);
+      t.regex(refused.text, /Your account is not a member of any active organization\./);
+
+      await setTenantSuspended(db, f.tenants.acme, false);
+      const again = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(refused.text), email: 'admin@acme.example', password: PASSWORD } });
+      t.is(again.location, '/api/mcp/connections');
     } finally {
       await f.close();
     }

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { testOnEachDatabase } from '../helpers/db.js';
 import { runAdmin } from '../../scripts/admin.js';
+import { issueAccessToken } from '../helpers/grants.js';
 import { EXPORT_COLUMNS } from '../../db/audit_export.js';
 
 function cli(url: string, argv: string[], stdin = '') {
@@ -65,6 +66,103 @@ testOnEachDatabase('admin CLI errors are clear, exit non-zero and write nothing'
   t.deepEqual(await counts(db), before);
 });
 
+testOnEachDatabase('member commands add an existing user to another tenant, change roles and remove, keeping an administrator', async (t, { db, url }) => {
+  await cli(url, ['tenant', 'create', 'acme', '--name', 'Acme']);
+  await cli(url, ['tenant', 'create', 'globex', '--name', 'Globex']);
+  await cli(url, ['user', 'add', '--tenant', 'acme', '--email', 'ops@acme.example', '--role', 'admin', '--password-stdin'], 'a long password');
+  await cli(url, ['user', 'add', '--tenant', 'globex', '--email', 'boss@globex.example', '--role', 'admin', '--password-stdin'], 'a long password');
+
+  const added = await cli(url, ['member', 'add', '--tenant', 'globex', '--email', 'OPS@acme.example', '--role', 'member']);
+  t.is(added.code, 0, added.err);
+  t.is(added.out, 'added ops@acme.example to globex as member');
+  t.regex((await cli(url, ['user', 'list'])).out, /ops@acme\.example\s+acme:admin,globex:member/);
+
+  // Refusals write nothing.
+  const before = await counts(db);
+  const again = await cli(url, ['member', 'add', '--tenant', 'globex', '--email', 'ops@acme.example', '--role', 'admin']);
+  t.deepEqual([again.code, again.err], [1, 'error: the user is already a member of this tenant']);
+  const nobody = await cli(url, ['member', 'add', '--tenant', 'globex', '--email', 'nobody@acme.example', '--role', 'member']);
+  t.deepEqual([nobody.code, nobody.err], [3, 'error: no user nobody@acme.example (create one with user add)']);
+  const notMember = await cli(url, ['member', 'remove', '--tenant', 'acme', '--email', 'boss@globex.example']);
+  t.deepEqual([notMember.code, notMember.err], [3, 'error: the user is not a member of this tenant']);
+  const lastAdmin = await cli(url, ['member', 'remove', '--tenant', 'acme', '--email', 'ops@acme.example']);
+  t.deepEqual([lastAdmin.code, lastAdmin.err], [1, 'error: this is the last administrator of the tenant: make another member an administrator first']);
+  const lastDemoted = await cli(url, ['member', 'role', '--tenant', 'globex', '--email', 'boss@globex.example', '--role', 'member']);
+  t.is(lastDemoted.code, 1);
+  const badRole = await cli(url, ['member', 'role', '--tenant', 'globex', '--email', 'boss@globex.example', '--role', 'owner']);
+  t.deepEqual([badRole.code, badRole.err], [1, 'error: role must be admin or member, got "owner"']);
+  const missing = await cli(url, ['member', 'role', '--tenant', 'globex', '--email', 'boss@globex.example']);
+  t.is(missing.code, 2);
+  t.regex(missing.err, /^error: member role needs --role\nusage: npm run admin -- member role --tenant/);
+  const stray = await cli(url, ['member', 'remove', '--tenant', 'globex', '--email', 'ops@acme.example', '--role', 'admin']);
+  t.is(stray.code, 2, 'member remove takes no --role');
+  t.deepEqual(await counts(db), before);
+
+  t.is((await cli(url, ['member', 'role', '--tenant', 'globex', '--email', 'ops@acme.example', '--role', 'admin'])).out, 'ops@acme.example is now admin in globex');
+  t.is((await cli(url, ['member', 'role', '--tenant', 'globex', '--email', 'ops@acme.example', '--role', 'admin'])).out, 'ops@acme.example is already admin in globex');
+  // Two administrators now: either may go.
+  const removed = await cli(url, ['member', 'remove', '--tenant', 'globex', '--email', 'boss@globex.example']);
+  t.deepEqual([removed.code, removed.out], [0, 'removed boss@globex.example from globex']);
+  t.regex((await cli(url, ['user', 'list', '--tenant', 'globex'])).out, /^ops@acme\.example\s+globex:admin\s/);
+  const globex = await db('tenants').where({ slug: 'globex' }).first('id');
+  const names = (await db('audit_log').where({ tenant_id: globex.id, kind: 'admin' }).orderBy('seq').select('name')).map((r: { name: string }) => r.name);
+  t.deepEqual(names, ['tenant.create', 'user.add', 'member.add', 'member.role', 'member.remove'], 'a no-op role change is not recorded');
+});
+
+testOnEachDatabase('two operators demoting the last two administrators at once: one wins, the other gets a clean conflict', async (t, { db, url }) => {
+  await cli(url, ['tenant', 'create', 'acme', '--name', 'Acme']);
+  for (const who of ['a', 'b']) await cli(url, ['user', 'add', '--tenant', 'acme', '--email', `${who}@acme.example`, '--role', 'admin', '--password-stdin'], 'a long password');
+  for (let round = 0; round < 5; round += 1) {
+    const results = await Promise.all(['a', 'b'].map((who) => cli(url, ['member', 'role', '--tenant', 'acme', '--email', `${who}@acme.example`, '--role', 'member'])));
+    t.deepEqual(results.map((r) => r.code).sort(), [0, 1], JSON.stringify(results));
+    t.is(results.find((r) => r.code === 1)!.err, 'error: this is the last administrator of the tenant: make another member an administrator first');
+    const admins = await db('memberships').where({ role: 'admin' }).select('user_id');
+    t.is(admins.length, 1, 'one administrator remains');
+    await db('memberships').update({ role: 'admin' });
+  }
+});
+
+testOnEachDatabase('user password refuses a missing option, an unknown user and a short password, and writes nothing', async (t, { db, url }) => {
+  await cli(url, ['tenant', 'create', 'acme', '--name', 'Acme']);
+  await cli(url, ['user', 'add', '--tenant', 'acme', '--email', 'ops@acme.example', '--role', 'admin', '--password-stdin'], 'the first password');
+  const hash = async () => (await db('users').where({ email: 'ops@acme.example' }).first()).password_hash;
+  const before = { ...(await counts(db)), hash: await hash() };
+  const noStdin = await cli(url, ['user', 'password', '--email', 'ops@acme.example'], 'another password');
+  t.deepEqual([noStdin.code, noStdin.err.split('\n')[0]], [2, 'error: user password needs --password-stdin']);
+  const nobody = await cli(url, ['user', 'password', '--email', 'nobody@acme.example', '--password-stdin'], 'another password');
+  t.deepEqual([nobody.code, nobody.err], [3, 'error: no user nobody@acme.example']);
+  const short = await cli(url, ['user', 'password', '--email', 'ops@acme.example', '--password-stdin'], 'short');
+  t.deepEqual([short.code, short.err], [1, 'error: password must be at least 8 characters']);
+  t.deepEqual({ ...(await counts(db)), hash: await hash() }, before);
+
+  const done = await cli(url, ['user', 'password', '--email', 'ops@acme.example', '--password-stdin'], 'another password\n');
+  t.deepEqual([done.code, done.out], [0, 'set a new password for ops@acme.example; ended 0 sign-in session(s)']);
+  t.not(await hash(), before.hash);
+});
+
+testOnEachDatabase('tenant suspend and resume name one tenant and refuse anything else', async (t, { db, url }) => {
+  await cli(url, ['tenant', 'create', 'acme', '--name', 'Acme']);
+  const none = await cli(url, ['tenant', 'suspend']);
+  t.deepEqual([none.code, none.err.split('\n')[0]], [2, 'error: tenant suspend needs a slug']);
+  const two = await cli(url, ['tenant', 'resume', 'acme', 'globex']);
+  t.deepEqual([two.code, two.err.split('\n')[0]], [2, 'error: tenant resume takes a slug, got 2 arguments']);
+  const unknown = await cli(url, ['tenant', 'suspend', 'initech']);
+  t.deepEqual([unknown.code, unknown.err], [3, 'error: no tenant "initech"']);
+  t.is((await db('tenants').where({ slug: 'acme' }).first()).suspended_at, null);
+  t.is((await cli(url, ['tenant', 'suspend', 'acme'])).out, 'suspended acme');
+  t.is((await cli(url, ['tenant', 'resume', 'acme'])).out, 'resumed acme');
+
+  // A suspension's one line names a few of what it revoked; the audit log names each.
+  await cli(url, ['user', 'add', '--tenant', 'acme', '--email', 'ops@acme.example', '--role', 'admin', '--password-stdin'], 'a long password');
+  const [tenant, user] = [await db('tenants').where({ slug: 'acme' }).first(), await db('users').where({ email: 'ops@acme.example' }).first()];
+  for (let i = 0; i < 7; i += 1) await issueAccessToken(db, { tenantId: tenant.id, userId: user.id, product: 'forge', resource: 'http://127.0.0.1/mcp/forge', scopes: ['forge.chat.read'] });
+  const many = await cli(url, ['tenant', 'suspend', 'acme']);
+  t.regex(many.out, /^suspended acme; revoked 7 connection\(s\): (Test client → forge, ){4}Test client → forge and 2 more \(the audit log names each\)$/);
+  t.is((await db('audit_log').where({ tenant_id: tenant.id, name: 'connection.revoke' })).length, 7);
+  t.truthy((await db('tenants').where({ slug: 'acme' }).first()).suspended_at);
+  t.regex((await cli(url, ['tenant', 'list'])).out, /^acme\s+Acme\s+1 member\(s\)\s+suspended\s/);
+});
+
 testOnEachDatabase('admin CLI usage errors exit 2 with the problem and the usage line, and write nothing', async (t, { db, url }) => {
   await cli(url, ['tenant', 'create', 'acme', '--name', 'Acme']);
   const before = await counts(db);
@@ -121,7 +219,7 @@ test('admin CLI refuses a bad DATABASE_URL, naming it, with exit 2 (real process
   });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   t.is(code, 2);
   t.regex(stderr, /^error: invalid configuration: DATABASE_URL: expected sqlite:<path> or postgres/);
 });
@@ -130,7 +228,7 @@ test('admin CLI with no arguments exits 2 (real process)', async (t) => {
   const child = spawn(process.execPath, ['--import=tsx', 'scripts/admin.ts'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
-  t.is(await new Promise<number | null>((resolve) => child.on('exit', resolve)), 2);
+  t.is(await new Promise<number | null>((resolve) => child.on('close', resolve)), 2);
   t.regex(stderr, /^error: no command given/);
 });
 

@@ -11,6 +11,34 @@ import { authorizeWithPassword } from '../helpers/oauth.js';
 
 const principal = (connectionId: string, expiresAt = Date.now() + 60_000) => ({ connectionId, expiresAt }) as unknown as Principal;
 
+test('a connection’s entries are found without walking the cache, and the index follows every way an entry leaves', (t) => {
+  const cache = new PrincipalCache({ maxEntries: 4, maxAgeMs: 60_000 });
+  cache.set('a1', principal('A'), 'a1-hash', cache.mark());
+  cache.set('a2', principal('A'), 'a2-hash', cache.mark());
+  cache.set('b1', principal('B'), 'b1-hash', cache.mark());
+  cache.set('c1', principal('C', 10), 'c1-hash', cache.mark(), 0);
+  t.deepEqual(cache.connectionIds().sort(), ['A', 'B', 'C']);
+
+  t.is(cache.get('c1', 10), undefined, 'expired');
+  cache.set('d1', principal('D'), 'd1-hash', cache.mark());
+  cache.set('e1', principal('E'), 'e1-hash', cache.mark()); // full: the oldest (a1) is evicted
+  t.is(cache.get('a1'), undefined);
+  cache.dropToken('b1-hash');
+  t.deepEqual(cache.connectionIds().sort(), ['A', 'D', 'E'], 'expiry, eviction and a token revocation all leave the index');
+
+  cache.dropConnection('A');
+  t.is(cache.get('a2'), undefined, 'the rest of A');
+  t.truthy(cache.get('d1'));
+  t.truthy(cache.get('e1'));
+  t.deepEqual(cache.connectionIds().sort(), ['D', 'E']);
+  cache.set('d1', principal('D'), 'd1-hash', cache.mark()); // stored again under the same key
+  cache.dropConnection('D');
+  t.is(cache.get('d1'), undefined);
+  cache.reset(true);
+  t.deepEqual(cache.connectionIds(), []);
+  t.is(cache.size, 0);
+});
+
 test('a lookup that started before an invalidation is not stored; entries expire with the token and the age bound', (t) => {
   const cache = new PrincipalCache({ maxEntries: 3, maxAgeMs: 1_000 });
   const mark = cache.mark();

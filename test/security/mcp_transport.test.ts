@@ -4,9 +4,10 @@
  * or never finish, and a client that calls too often. Every refusal has a stable code, runs
  * nothing, and the server keeps serving.
  */
+import net from 'node:net';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { auditOf, grant, MCP_HEADERS, mcpTest, openSession, rawCall, rawPost, type McpTestServer } from '../helpers/mcp.js';
-import { nested, rawHttp, trickle } from './support.js';
+import { nested, rawExchange, rawHttp, trickle } from './support.js';
 
 const CHAT = ['forge.chat.read', 'forge.chat.write'];
 const INIT = { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'attacker', version: '1' } };
@@ -273,6 +274,36 @@ mcpTest('a body over the limit is refused with 413 whether declared or streamed;
   }).catch((error: Error) => ({ status: 0, text: error.message }));
   t.true([0, 413].includes(lying.status), `a declared 50 MB body: ${lying.status}`);
   t.is((await rawCall(server, token, 'forge', 'tools/list', {}, { sessionId })).status, 200);
+});
+
+mcpTest('requests the HTTP parser refuses get a status and close: over-long headers a 431 with the error body, garbage a 400; the server keeps serving', async (t, server) => {
+  const { host } = new URL(server.url);
+  // An authorize URL with an enormous state: over Node's 16 KB limit for the request line and headers.
+  const long = await rawExchange(server.url, `GET /oauth/authorize?state=${'s'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  const [head, body] = long.split('\r\n\r\n');
+  t.regex(head, /^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+  t.regex(head, /\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+  t.regex(head, /\r\nConnection: close$/);
+  const error = JSON.parse(body).error;
+  t.is(error.code, 'headers_too_large');
+  t.regex(error.message, /over the server's limit of 16384 bytes/);
+  t.regex(error.request_id, /^[0-9a-f-]{36}$/);
+  t.true(server.logs.some((line) => line.includes('request refused by the HTTP parser') && line.includes(error.request_id)), 'logged with its request id');
+
+  t.regex(await rawExchange(server.url, 'NOT HTTP AT ALL\r\n\r\n'), /^HTTP\/1\.1 400 Bad Request\r\nConnection: close\r\n\r\n$/);
+
+  // On a kept-alive connection, after a complete first exchange: answered too, and closed.
+  const target = new URL(server.url);
+  const socket = net.connect(Number(target.port), target.hostname);
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  socket.write(`GET /healthz HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  while (!/\r\n\r\n[^]*\}/.test(received)) await new Promise((resolve) => setTimeout(resolve, 20));
+  socket.write(`GET /healthz?${'q'.repeat(20_000)} HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
+  await closed;
+  t.deepEqual([...received.matchAll(/HTTP\/1\.1 (\d+) /g)].map((m) => m[1]), ['200', '431']);
+  t.is((await fetch(`${server.url}/healthz`)).status, 200, 'still serving');
 });
 
 mcpTest('a request trickled byte by byte is cut off by the request time-out', async (t, server) => {

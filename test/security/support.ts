@@ -67,6 +67,18 @@ export function trickle(url: string, head: string, body: string, intervalMs: num
   });
 }
 
+/** Sends raw bytes on a fresh connection; resolves with everything the server answered before closing. */
+export function rawExchange(url: string, bytes: string): Promise<string> {
+  const target = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(target.port), target.hostname, () => socket.end(bytes));
+    let answer = '';
+    socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(answer));
+  });
+}
+
 /** A JSON value nested `depth` levels deep: [[[ … ]]] or {"a":{"a": … }}. */
 export function nested(depth: number, kind: 'array' | 'object'): string {
   return kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
