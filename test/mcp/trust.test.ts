@@ -238,7 +238,7 @@ mcpTest('revocation: the next request is refused and open sessions and streams c
 });
 
 mcpTest('expiry: an open GET stream closes when its access token expires, and the token is refused after (checklist R5)', async (t, server) => {
-  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'], ttlSeconds: 2 });
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'], ttlSeconds: 5 });
   const sessionId = await openSession(server, token, 'forge');
   const { hashTokenId } = await import('../../db/grant_store.js');
   const expiresAt = Number((await server.db('oidc_payloads').where({ model: 'AccessToken', id: hashTokenId(token) }).first()).expires_at);
