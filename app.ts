@@ -16,7 +16,7 @@ import { AppError, restErrorBody } from './shared/errors.js';
 import { connectDatabase, poolStats, ready, type Db } from './db/connect.js';
 import { translateDbError } from './db/errors.js';
 import { migrateLatest } from './db/migrate.js';
-import { loadOrCreateSecret } from './db/secrets.js';
+import { keysInOrder, loadOrCreateCookieKeys, loadOrCreateSecret } from './db/secrets.js';
 import { seedDemoIfEmpty, type DemoCredential, type DemoSeeder } from './db/demo.js';
 
 export const VERSION = '0.1.0';
@@ -60,7 +60,7 @@ export interface StartOptions {
 
 export async function loadSecrets(db: Db): Promise<Secrets> {
   const random = () => randomBytes(32).toString('base64url');
-  const cookieKeys = JSON.parse(await loadOrCreateSecret(db, 'cookie_keys', () => JSON.stringify([random(), random()]))) as string[];
+  const cookieKeys = keysInOrder(await loadOrCreateCookieKeys(db));
   const macKey = await loadOrCreateSecret(db, 'mac_key', random);
   return { cookieKeys, macKey };
 }

@@ -1,11 +1,16 @@
 /**
  * Operator commands for OAuth clients: `client add` pre-registers a client (its id starts with
- * `reg_`, which no self-registered client can have), `client list` shows them.
+ * `reg_`, which no self-registered client can have), `client list` shows them. And for the
+ * authorization server's keys: `keys list | add | activate | rotate | retire`.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import type { JWK } from 'jose';
 import type { Db } from '../db/connect.js';
 import { appendAudit } from '../db/audit.js';
+import { COOKIE_KEYS, generateCookieKey, loadOrCreateCookieKeys, STAGES, updateRing, type KeyRing } from '../db/secrets.js';
+import { generateSigningKeys, loadOrCreateSigningKeys, SIGNING_KEYS } from './keys.js';
+import { TTL } from './lifetimes.js';
 import { AppError, UsageError } from '../shared/errors.js';
 import type { AdminCommand } from '../scripts/admin.js';
 
@@ -95,6 +100,111 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
         const kind = row.id.startsWith(REGISTERED_PREFIX) ? 'registered' : 'self-registered';
         out(`${row.id.padEnd(28)} ${(metadata.client_name ?? '').padEnd(24)} ${kind.padEnd(16)} ${(metadata.token_endpoint_auth_method ?? 'none').padEnd(20)} ${(metadata.redirect_uris ?? []).join(' ')}`);
       }
+    },
+  },
+};
+
+const STAGE_NOTES = 'current keys sign; next keys are published and sign after keys activate; previous keys only verify until keys retire. Each instance reads its keys when it starts.';
+
+/** One stage of a rotation, the same for the signing and the cookie keys (`fresh`: new keys, when the step adds some). */
+type Step = <K>(ring: KeyRing<K>, fresh: K[]) => KeyRing<K>;
+
+const add: Step = (ring, fresh) => {
+  if (ring.next.length) throw new AppError('conflict', 'new keys already wait to be activated (keys list shows them): restart every instance, then run keys activate');
+  return { ...ring, next: fresh };
+};
+
+const activate: Step = (ring) => {
+  if (!ring.next.length) throw new AppError('conflict', 'no new keys to activate: run keys add, restart every instance, then keys activate');
+  return { current: ring.next, next: [], previous: [...ring.previous, ...ring.current] };
+};
+
+const retire: Step = (ring) => ({ ...ring, previous: [] });
+
+interface Stepped {
+  signing: { before: KeyRing<JWK>; after: KeyRing<JWK> };
+  cookies: { before: KeyRing<string>; after: KeyRing<string> };
+}
+
+/**
+ * Takes one step on both rings in one transaction, with its record in the system audit log (key
+ * ids, never key material; no record when `recorded` returns undefined: nothing changed).
+ * `withFresh`: the step adds new keys.
+ */
+async function stepKeys(db: Db, name: string, step: Step, withFresh: boolean, recorded: (stepped: Stepped) => Record<string, unknown> | undefined): Promise<Stepped> {
+  const fresh = withFresh ? { signing: await generateSigningKeys(), cookies: [generateCookieKey()] } : { signing: [], cookies: [] };
+  return db.transaction(async (trx) => {
+    // Both rings exist from an instance's first start; a command run before it creates them.
+    await loadOrCreateSigningKeys(trx);
+    await loadOrCreateCookieKeys(trx);
+    const stepped: Stepped = {
+      signing: await updateRing<JWK>(trx, SIGNING_KEYS, (ring) => step(ring, fresh.signing)),
+      cookies: await updateRing<string>(trx, COOKIE_KEYS, (ring) => step(ring, fresh.cookies)),
+    };
+    const args = recorded(stepped);
+    if (args) await appendAudit(trx, { tenantId: null, kind: 'admin', name, args, outcome: 'ok' });
+    return stepped;
+  });
+}
+
+const kids = (keys: JWK[]) => keys.map((key) => `${key.kid} (${key.alg})`).join(', ');
+const kidList = (keys: JWK[]) => keys.map((key) => key.kid);
+
+/** When the replaced keys can go: once nothing they signed is still live. */
+const RETIRE_ADVICE = `The keys they replace still verify; run keys retire once ID tokens (${TTL.IdToken / 3600} h) and sign-ins (${TTL.Session / 3600} h) made before the restart have expired.`;
+
+/**
+ * Key rotation (checklist R14), staged so that no instance ever signs with a key another instance
+ * does not publish: `keys add` (every instance publishes the new keys once restarted), `keys
+ * activate` (they sign, once restarted; the old ones still verify), `keys retire` (the old ones
+ * go). `keys rotate` is add and activate at once, for a single instance. Access and refresh tokens
+ * are opaque, so none of this touches them; signing keys sign ID tokens. Cookie keys rotate
+ * alongside, so browser sign-ins outlive the rotation until the old keys are retired.
+ */
+export const KEY_COMMANDS: Record<string, AdminCommand> = {
+  'keys list': {
+    usage: 'keys list',
+    async run(db, args, { out }) {
+      parseArgs({ args, options: {} });
+      const signing = await loadOrCreateSigningKeys(db);
+      const cookies = await loadOrCreateCookieKeys(db);
+      for (const stage of STAGES) for (const key of signing[stage]) out(`${stage.padEnd(9)} ${String(key.alg).padEnd(6)} ${key.kid}`);
+      out(`cookie keys: ${STAGES.map((stage) => `${cookies[stage].length} ${stage}`).join(', ')}`);
+      out(STAGE_NOTES);
+    },
+  },
+  'keys add': {
+    usage: 'keys add      (new signing and cookie keys, published from each instance\'s next start; then keys activate)',
+    async run(db, args, { out }) {
+      parseArgs({ args, options: {} });
+      const { signing } = await stepKeys(db, 'keys.add', add, true, ({ signing }) => ({ kids: kidList(signing.after.next) }));
+      out(`added signing keys ${kids(signing.after.next)} and a cookie key. Restart every instance, so that each publishes them, then run keys activate.`);
+    },
+  },
+  'keys activate': {
+    usage: 'keys activate (the added keys sign from each instance\'s next start; the old ones still verify)',
+    async run(db, args, { out }) {
+      parseArgs({ args, options: {} });
+      const { signing } = await stepKeys(db, 'keys.activate', activate, false, ({ signing }) => ({ kids: kidList(signing.after.current) }));
+      out(`activated signing keys ${kids(signing.after.current)}. Restart every instance, so that each signs with them. ${RETIRE_ADVICE}`);
+    },
+  },
+  'keys rotate': {
+    usage: 'keys rotate   (keys add and keys activate at once, for a single instance; then restart it)',
+    async run(db, args, { out }) {
+      parseArgs({ args, options: {} });
+      const { signing } = await stepKeys(db, 'keys.rotate', (ring, fresh) => activate(add(ring, fresh), []), true, ({ signing }) => ({ kids: kidList(signing.after.current) }));
+      out(`rotated: signing keys ${kids(signing.after.current)} and a new cookie key sign from the instance's next start; restart it. ${RETIRE_ADVICE}`);
+    },
+  },
+  'keys retire': {
+    usage: 'keys retire   (drops the keys keys activate replaced; sign-ins and ID tokens they signed end)',
+    async run(db, args, { out }) {
+      parseArgs({ args, options: {} });
+      const { signing, cookies } = await stepKeys(db, 'keys.retire', retire, false, ({ signing, cookies }) =>
+        signing.before.previous.length || cookies.before.previous.length ? { kids: kidList(signing.before.previous), cookie_keys: cookies.before.previous.length } : undefined);
+      if (!signing.before.previous.length && !cookies.before.previous.length) return out('no previous keys to retire');
+      out(`retired signing keys ${kids(signing.before.previous) || '(none)'} and ${cookies.before.previous.length} cookie key(s). Restart every instance, so that each stops publishing them.`);
     },
   },
 };

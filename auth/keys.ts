@@ -1,26 +1,44 @@
 /**
- * Signing keys (ES256 and RS256), generated once and persisted through the secrets table: a
- * restart, or a second instance, signs and verifies with the same keys (DESIGN.md §1).
+ * Signing keys (ES256 and RS256), generated once and persisted through the secrets table as a key
+ * ring (db/secrets.ts; cookie keys are one too): a restart, or a second instance, signs and
+ * verifies with the same keys (DESIGN.md §1). Rotation moves keys through the ring's stages
+ * (`keys add`, `keys activate`, `keys retire`: auth/admin.ts); an instance reads the rings when it
+ * starts.
  */
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { DbOrTrx } from '../db/connect.js';
-import { loadOrCreateSecret } from '../db/secrets.js';
+import { loadOrCreateRing, type KeyRing } from '../db/secrets.js';
 
 export interface PrivateJwks {
   keys: JWK[];
 }
 
-export async function loadOrCreateJwks(db: DbOrTrx): Promise<PrivateJwks> {
-  const stored = await loadOrCreateSecret(db, 'jwks', async () => JSON.stringify(await generateJwks()));
-  return JSON.parse(stored) as PrivateJwks;
+export const SIGNING_KEYS = 'jwks';
+
+export function loadOrCreateSigningKeys(db: DbOrTrx): Promise<KeyRing<JWK>> {
+  return loadOrCreateRing(db, SIGNING_KEYS, generateSigningKeys);
 }
 
-async function generateJwks(): Promise<PrivateJwks> {
+/**
+ * The provider's key set: the current keys sign (oidc-provider signs with the first key of an
+ * algorithm that may sign), the others are published and verify only (`key_ops`).
+ */
+export async function loadOrCreateJwks(db: DbOrTrx): Promise<PrivateJwks> {
+  return providerJwks(await loadOrCreateSigningKeys(db));
+}
+
+export function providerJwks(ring: KeyRing<JWK>): PrivateJwks {
+  const verifyOnly = (key: JWK): JWK => ({ ...key, key_ops: ['verify'] });
+  return { keys: [...ring.current, ...[...ring.next, ...ring.previous].map(verifyOnly)] };
+}
+
+/** One key per signing algorithm Portico offers. */
+export async function generateSigningKeys(): Promise<JWK[]> {
   const keys: JWK[] = [];
   for (const alg of ['ES256', 'RS256'] as const) {
     const { privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
     keys.push({ ...(await exportJWK(privateKey)), alg, use: 'sig', kid: randomUUID() });
   }
-  return { keys };
+  return keys;
 }

@@ -10,19 +10,9 @@ import { findConnectionByGrant } from '../db/grant_store.js';
 import { knexAdapter } from './adapter.js';
 import { CLIENT_DEFAULTS, clientKindOf, DYNAMIC_PREFIX, extraClientMetadata, newClientId } from './clients.js';
 import type { PrivateJwks } from './keys.js';
+import { TTL } from './lifetimes.js';
 import { errorPage, PAGE_HEADERS } from './pages.js';
 import type { ResourceRegistry } from './resources.js';
-
-export const TTL = {
-  AccessToken: 3600,
-  AuthorizationCode: 60,
-  Interaction: 600,
-  Session: 12 * 3600,
-  Grant: 90 * 86400,
-  RefreshToken: 30 * 86400,
-  IdToken: 3600,
-  RegistrationAccessToken: 365 * 86400,
-} as const;
 
 export interface ProviderOptions {
   refreshReuseGraceMs: number;

@@ -418,7 +418,8 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
   }
 }
 
-Object.assign(COMMANDS, (await import('../auth/admin.js')).CLIENT_COMMANDS); // client add | client list
+const authCommands = await import('../auth/admin.js');
+Object.assign(COMMANDS, authCommands.CLIENT_COMMANDS, authCommands.KEY_COMMANDS); // client add | list; keys list | add | activate | rotate | retire
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const code = await runAdmin(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l) });
