@@ -26,6 +26,8 @@ export interface DbUserRow {
   password_hash: string;
   created_at: number;
   last_login_at: number | null;
+  /** Set while the account is disabled (`user disable`): no sign-in, and its memberships count for nothing. */
+  disabled_at: number | null;
 }
 
 export interface Membership {
@@ -35,7 +37,7 @@ export interface Membership {
   role: Role;
 }
 
-export type User = Omit<DbUserRow, 'password_hash'>;
+export type User = Omit<DbUserRow, 'password_hash' | 'disabled_at'>;
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,60}$/;
@@ -109,9 +111,10 @@ export async function createUser(db: DbOrTrx, input: { email: string; password: 
     password_hash: await hashPassword(input.password),
     created_at: Date.now(),
     last_login_at: null,
+    disabled_at: null,
   };
   await translate(() => db('users').insert(row), { conflict: `user ${email} already exists` });
-  const { password_hash: _omit, ...user } = row;
+  const { password_hash: _omit, disabled_at: _enabled, ...user } = row;
   return user;
 }
 
@@ -129,9 +132,32 @@ function assertPassword(password: string): void {
 export async function setPassword(db: DbOrTrx, userId: string, password: string): Promise<number> {
   assertPassword(password);
   await db('users').where({ id: userId }).update({ password_hash: await hashPassword(password) });
+  return endSignIns(db, userId);
+}
+
+/** Ends every sign-in of a person: console sessions and oidc-provider `Session` rows. Returns how many. */
+async function endSignIns(db: DbOrTrx, userId: string): Promise<number> {
   const consoleSessions = await db('console_sessions').where({ user_id: userId }).delete();
   const browserSessions = await db('oidc_payloads').where({ model: 'Session', account_id: userId }).delete();
   return consoleSessions + browserSessions;
+}
+
+/**
+ * Disables or enables an account; returns whether it changed and, when disabling, how many
+ * sign-ins ended. The organizations the person belongs to are locked first (lockTenant), as for a
+ * membership change, so a consent answered at that moment either sees the account disabled or
+ * leaves a connection the caller then revokes. Refuses to disable an organization's last
+ * enabled administrator. The caller revokes the person's connections (scripts/admin.ts).
+ */
+export async function setUserDisabled(db: DbOrTrx, userId: string, disabled: boolean): Promise<{ changed: boolean; endedSignIns: number }> {
+  const memberships: Array<{ tenant_id: string; role: Role }> = await db('memberships').where({ user_id: userId }).orderBy('tenant_id').select('tenant_id', 'role');
+  for (const { tenant_id: tenantId } of memberships) await lockTenant(db, tenantId, 'update');
+  const query = db('users').where({ id: userId });
+  if (!disabled) return { changed: (await query.whereNotNull('disabled_at').update({ disabled_at: null })) > 0, endedSignIns: 0 };
+  if (!(await db('users').where({ id: userId }).whereNull('disabled_at').first('id'))) return { changed: false, endedSignIns: 0 };
+  for (const { tenant_id: tenantId, role } of memberships) if (role === 'admin') await keepAnAdmin(db, tenantId, userId);
+  await query.update({ disabled_at: Date.now() });
+  return { changed: true, endedSignIns: await endSignIns(db, userId) };
 }
 
 export async function findUserByEmail(db: DbOrTrx, email: string): Promise<User | undefined> {
@@ -148,10 +174,11 @@ export async function authenticate(db: DbOrTrx, email: string, password: string)
   // No account has U+0000 in its e-mail, and PostgreSQL would refuse to compare with one.
   const row = email.includes('\u0000') ? undefined : await db<DbUserRow>('users').where({ email: normaliseEmail(email) }).first();
   const ok = await verifyPassword(password, row?.password_hash ?? DUMMY_HASH);
-  if (!row || !ok) return undefined;
+  // A disabled account is refused as a wrong password is: the page tells nobody which accounts exist.
+  if (!row || !ok || row.disabled_at != null) return undefined;
   const now = Date.now();
   await db('users').where({ id: row.id }).update({ last_login_at: now });
-  const { password_hash: _omit, ...user } = row;
+  const { password_hash: _omit, disabled_at: _enabled, ...user } = row;
   return { ...user, last_login_at: now };
 }
 
@@ -174,7 +201,7 @@ export async function setMembershipRole(db: DbOrTrx, input: { userId: string; te
   assertRole(input.role);
   await lockTenant(db, input.tenantId, 'update');
   const before = await requireMembership(db, input.userId, input.tenantId);
-  if (before === 'admin' && input.role !== 'admin') await keepAnAdmin(db, input.tenantId);
+  if (before === 'admin' && input.role !== 'admin') await keepAnAdmin(db, input.tenantId, input.userId);
   await db('memberships').where({ user_id: input.userId, tenant_id: input.tenantId }).update({ role: input.role });
   return before;
 }
@@ -186,7 +213,7 @@ export async function setMembershipRole(db: DbOrTrx, input: { userId: string; te
 export async function removeMembership(db: DbOrTrx, input: { userId: string; tenantId: string }): Promise<Role> {
   await lockTenant(db, input.tenantId, 'update');
   const before = await requireMembership(db, input.userId, input.tenantId);
-  if (before === 'admin') await keepAnAdmin(db, input.tenantId);
+  if (before === 'admin') await keepAnAdmin(db, input.tenantId, input.userId);
   await db('memberships').where({ user_id: input.userId, tenant_id: input.tenantId }).delete();
   return before;
 }
@@ -216,38 +243,45 @@ async function requireMembership(db: DbOrTrx, userId: string, tenantId: string):
   return row.role;
 }
 
-/** Throws `conflict` if the tenant's administrators are only the one about to go. */
-async function keepAnAdmin(db: DbOrTrx, tenantId: string): Promise<void> {
-  const admins: Array<{ user_id: string }> = await db('memberships').where({ tenant_id: tenantId, role: 'admin' }).select('user_id');
-  if (admins.length <= 1) throw new AppError('conflict', 'this is the last administrator of the tenant: make another member an administrator first');
+/**
+ * Throws `conflict` if `leaving` is the tenant's only administrator who can act. Only enabled
+ * administrators count: a disabled one is no administrator to fall back on, and one leaving changes nothing.
+ */
+async function keepAnAdmin(db: DbOrTrx, tenantId: string, leaving: string): Promise<void> {
+  const admins: Array<{ user_id: string }> = await db('memberships').join('users', 'users.id', 'memberships.user_id')
+    .where({ 'memberships.tenant_id': tenantId, 'memberships.role': 'admin' }).whereNull('users.disabled_at').select('memberships.user_id');
+  if (admins.some((admin) => admin.user_id === leaving) && admins.length <= 1) throw new AppError('conflict', 'this is the last administrator of the tenant: make another member an administrator first');
 }
 
-/** The organizations a person may act in: their memberships, less suspended organizations. */
+/** The organizations a person may act in: their memberships, less suspended organizations; none while the account is disabled. */
 export async function membershipsOf(db: DbOrTrx, userId: string): Promise<Membership[]> {
   return db('memberships')
     .join('tenants', 'tenants.id', 'memberships.tenant_id')
+    .join('users', 'users.id', 'memberships.user_id')
     .where('memberships.user_id', userId)
     .whereNull('tenants.suspended_at')
+    .whereNull('users.disabled_at')
     .orderBy('tenants.slug')
     .select('tenants.id as tenant_id', 'tenants.slug as tenant_slug', 'tenants.name as tenant_name', 'memberships.role');
 }
 
-/** A person's role in an organization, or undefined if they are not a member or it is suspended. */
+/** A person's role in an organization, or undefined if they are not a member, it is suspended or their account is disabled. */
 export async function membershipIn(db: DbOrTrx, userId: string, tenantId: string): Promise<Role | undefined> {
-  const row = await db('memberships').join('tenants', 'tenants.id', 'memberships.tenant_id')
-    .where({ 'memberships.user_id': userId, 'memberships.tenant_id': tenantId }).whereNull('tenants.suspended_at').first('memberships.role');
+  const row = await db('memberships').join('tenants', 'tenants.id', 'memberships.tenant_id').join('users', 'users.id', 'memberships.user_id')
+    .where({ 'memberships.user_id': userId, 'memberships.tenant_id': tenantId }).whereNull('tenants.suspended_at').whereNull('users.disabled_at')
+    .first('memberships.role');
   return row?.role;
 }
 
-export async function listUsers(db: DbOrTrx, tenantId?: string): Promise<Array<User & { memberships: string }>> {
+export async function listUsers(db: DbOrTrx, tenantId?: string): Promise<Array<User & { memberships: string; disabled_at: number | null }>> {
   const query = db('users')
     .leftJoin('memberships', 'memberships.user_id', 'users.id')
     .leftJoin('tenants', 'tenants.id', 'memberships.tenant_id')
     .orderBy(['users.email', 'tenants.slug'])
-    .select('users.id', 'users.email', 'users.display_name', 'users.created_at', 'users.last_login_at', 'tenants.slug', 'memberships.role');
+    .select('users.id', 'users.email', 'users.display_name', 'users.created_at', 'users.last_login_at', 'users.disabled_at', 'tenants.slug', 'memberships.role');
   if (tenantId) query.where('memberships.tenant_id', tenantId);
-  const rows: Array<User & { slug: string | null; role: Role | null }> = await query;
-  const byUser = new Map<string, User & { memberships: string[] }>();
+  const rows: Array<User & { disabled_at: number | null; slug: string | null; role: Role | null }> = await query;
+  const byUser = new Map<string, User & { disabled_at: number | null; memberships: string[] }>();
   for (const { slug, role, ...user } of rows) {
     const entry = byUser.get(user.id) ?? { ...user, memberships: [] };
     if (slug) entry.memberships.push(`${slug}:${role}`);

@@ -137,14 +137,15 @@ interface BearerRow {
   tenant_suspended_at: number | string | null;
   user_id: string | null;
   user_email: string | null;
+  user_disabled_at: number | string | null;
   role: 'admin' | 'member' | null;
 }
 
 /**
  * Resolves an opaque access token for `resource` in one indexed query, or throws
  * invalid_token / connection_revoked. Fails closed: no connection, tenant or user → no principal.
- * A connection of someone who is no longer a member of its tenant is refused as revoked, even
- * if the removal has not revoked it (yet): membership is read with the token.
+ * A connection of someone who is no longer a member of its tenant, or whose account is disabled,
+ * is refused as revoked, even if the change has not revoked it (yet): both are read with the token.
  */
 export async function authenticateBearer(db: DbOrTrx, token: string, resource: string, now = Date.now()): Promise<Principal> {
   if (!token || token.length > 512) throw new AppError('invalid_token', 'the access token is malformed');
@@ -159,7 +160,7 @@ export async function authenticateBearer(db: DbOrTrx, token: string, resource: s
     .first(
       'p.payload', 'p.expires_at', 'p.revoked_at as token_revoked_at', 'c.id as connection_id', 'c.revoked_at as connection_revoked_at',
       'c.scopes as connection_scopes', 'c.product', 'c.resource', 'c.client_name', 't.id as tenant_id', 't.slug as tenant_slug',
-      't.name as tenant_name', 't.suspended_at as tenant_suspended_at', 'u.id as user_id', 'u.email as user_email', 'm.role',
+      't.name as tenant_name', 't.suspended_at as tenant_suspended_at', 'u.id as user_id', 'u.email as user_email', 'u.disabled_at as user_disabled_at', 'm.role',
     );
   if (!row) throw new AppError('invalid_token', 'the access token is not valid');
   if (row.connection_revoked_at || row.token_revoked_at) throw new AppError('connection_revoked', 'this connection was revoked');
@@ -174,6 +175,7 @@ export async function authenticateBearer(db: DbOrTrx, token: string, resource: s
     throw new AppError('invalid_token', 'the access token has no connection for this resource');
   }
   if (row.tenant_suspended_at != null) throw new AppError('connection_revoked', 'the organization is suspended');
+  if (row.user_disabled_at != null) throw new AppError('connection_revoked', 'the account behind this connection is disabled');
   if (!row.role) throw new AppError('connection_revoked', 'the person behind this connection is no longer a member of the organization');
   const granted = new Set((row.connection_scopes ?? '').split(' ').filter(Boolean));
   const scopes = new Set((payload.scope ?? '').split(' ').filter((s) => granted.has(s)));

@@ -23,6 +23,7 @@ import * as surfaces from './migrations/20261121_0016_surfaces.js';
 import * as forgeKeysetIndexes from './migrations/20261122_0017_forge_keyset_indexes.js';
 import * as consoleSessions from './migrations/20261123_0018_console_sessions.js';
 import * as tenantSuspension from './migrations/20261124_0019_tenant_suspension.js';
+import * as userDisable from './migrations/20261124_0020_user_disable.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -49,6 +50,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261122_0017_forge_keyset_indexes', forgeKeysetIndexes],
   ['20261123_0018_console_sessions', consoleSessions],
   ['20261124_0019_tenant_suspension', tenantSuspension],
+  ['20261124_0020_user_disable', userDisable],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -10,7 +10,7 @@ import { connectDatabase, type Db, type DbOrTrx } from '../db/connect.js';
 import { migrateLatest } from '../db/migrate.js';
 import {
   addMembership, assertRole, createTenant, createUser, findUserByEmail, listTenants, listUsers, normaliseEmail, removeMembership, requireTenantBySlug,
-  setMembershipRole, setPassword, setTenantSuspended, type DbTenantRow, type Role, type User,
+  setMembershipRole, setPassword, setTenantSuspended, setUserDisabled, type DbTenantRow, type Role, type User,
 } from '../db/accounts.js';
 import { liveConnections, revokeConnection, type DbConnectionRow } from '../db/grant_store.js';
 import type { PorticoEvent } from '../shared/events.js';
@@ -128,7 +128,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         const ended = await setPassword(trx, user.id, password);
         const revoked: DbConnectionRow[] = [];
         // Recorded in the log of every organization the person belongs to: each customer sees it.
-        for (const { tenant_id: tenantId } of await trx('memberships').where({ user_id: user.id }).select('tenant_id')) {
+        for (const tenantId of await tenantsOf(trx, user.id)) {
           const here = values['revoke-connections'] ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'password reset') : [];
           revoked.push(...here);
           await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.password', args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
@@ -146,7 +146,41 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const tenantId = values.tenant ? (await requireTenantBySlug(db, values.tenant)).id : undefined;
       const users = await listUsers(db, tenantId);
       if (!users.length) return out('no users');
-      for (const u of users) out(`${u.email.padEnd(32)} ${u.memberships.padEnd(40)} ${u.id}`);
+      for (const u of users) out(`${u.email.padEnd(32)} ${u.memberships.padEnd(40)} ${(u.disabled_at ? 'disabled' : 'active').padEnd(9)} ${u.id}`);
+    },
+  },
+  'user disable': {
+    usage: 'user disable --email <email>   (no sign-in; ends their sign-ins and revokes every connection until user enable)',
+    async run(db, args, { out, notify }) {
+      const user = await requireUser(db, args, 'user disable');
+      const { changed, endedSignIns, revoked } = await db.transaction(async (trx) => {
+        const { changed, endedSignIns } = await setUserDisabled(trx, user.id, true);
+        const revoked: DbConnectionRow[] = [];
+        if (!changed) return { changed, endedSignIns, revoked };
+        // Recorded in the log of every organization the person belongs to, as user password is.
+        for (const tenantId of await tenantsOf(trx, user.id)) {
+          const here = await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'account disabled');
+          revoked.push(...here);
+          await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.disable', args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
+        }
+        return { changed, endedSignIns, revoked };
+      });
+      await notify(revocationsOf(revoked));
+      out(changed ? `disabled ${user.email}; ended ${endedSignIns} sign-in session(s)${revokedNote(revoked)}` : `${user.email} is already disabled`);
+    },
+  },
+  'user enable': {
+    usage: 'user enable --email <email>    (they may sign in and connect again; revoked connections stay revoked)',
+    async run(db, args, { out }) {
+      const user = await requireUser(db, args, 'user enable');
+      const changed = await db.transaction(async (trx) => {
+        if (!(await setUserDisabled(trx, user.id, false)).changed) return false;
+        for (const tenantId of await tenantsOf(trx, user.id)) {
+          await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.enable', args: { email: user.email }, outcome: 'ok' });
+        }
+        return true;
+      });
+      out(changed ? `enabled ${user.email}` : `${user.email} is not disabled`);
     },
   },
   'member add': {
@@ -255,6 +289,20 @@ function onePositional(args: string[], command: string, what: string): string {
 function requireOptions(values: Record<string, unknown>, options: readonly string[], command: string): void {
   const missing = options.filter((option) => !values[option]);
   if (missing.length) throw new UsageError(`${command} needs ${missing.map((option) => `--${option}`).join(', ')}`);
+}
+
+/** The user named by `--email` (the command's only option); they must exist. */
+async function requireUser(db: Db, args: string[], command: string): Promise<User> {
+  const { values } = parseArgs({ args, options: { email: { type: 'string' } } });
+  requireOptions(values, ['email'], command);
+  const user = await findUserByEmail(db, values.email!);
+  if (!user) throw new AppError('not_found', `no user ${normaliseEmail(values.email!)}`);
+  return user;
+}
+
+/** The organizations a person belongs to, suspended ones included (their logs record what happens to the person). */
+async function tenantsOf(db: DbOrTrx, userId: string): Promise<string[]> {
+  return (await db('memberships').where({ user_id: userId }).orderBy('tenant_id').select('tenant_id')).map((row: { tenant_id: string }) => row.tenant_id);
 }
 
 /** The tenant, user and (when `withRole`) role a `member` command names; the user must exist. */

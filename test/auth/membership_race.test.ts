@@ -37,6 +37,7 @@ function operatorDuringConsent(t: ExecutionContext, server: AuthServer, argv: st
 const cases: Array<[string, string[]]> = [
   ['member remove', ['member', 'remove', '--tenant', 'acme', '--email', 'multi@example.com']],
   ['tenant suspend', ['tenant', 'suspend', 'acme']],
+  ['user disable', ['user', 'disable', '--email', 'multi@example.com']],
 ];
 
 for (const kind of databasesUnderTest()) {

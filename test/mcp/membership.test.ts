@@ -186,3 +186,24 @@ mcpTest('a revocation nobody announced (a notification lost with its process) st
   t.true(await stream.ended, 'the stream closed (the periodic check)');
   assertRevoked(t, await rawCall(server, token, 'forge', 'tools/call', LIST), /revoked/);
 });
+
+mcpTest('disabling an account revokes its connections in every organization: calls are refused and open streams close', async (t, server) => {
+  const acme = await grant(server, { product: 'forge', tenant: 'acme', user: 'multi@example.com', scopes: ['forge.chat.read'] });
+  const globex = await grant(server, { product: 'forge', tenant: 'globex', user: 'multi@example.com', scopes: ['forge.chat.read'] });
+  const other = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
+  const streams = [await openStream(server, acme.token, 'forge'), await openStream(server, globex.token, 'forge')];
+  t.is((await rawCall(server, acme.token, 'forge', 'tools/call', LIST, { sessionId: streams[0].sessionId })).status, 200);
+
+  const disabled = await cli(server, ['user', 'disable', '--email', 'multi@example.com']);
+  t.is(disabled.code, 0, disabled.err);
+  t.regex(disabled.out, /^disabled multi@example\.com; ended 0 sign-in session\(s\); revoked 2 connection\(s\)/);
+  t.deepEqual(await Promise.all(streams.map((s) => s.ended)), [true, true], 'both streams closed');
+  assertRevoked(t, await rawCall(server, acme.token, 'forge', 'tools/call', LIST), /revoked/);
+  assertRevoked(t, await rawCall(server, globex.token, 'forge', 'tools/call', LIST), /revoked/);
+  t.is((await rawCall(server, other.token, 'forge', 'tools/call', LIST)).status, 200, 'another person of the same organization goes on');
+  for (const tenant of ['acme', 'globex'] as const) {
+    const revocations = await auditOf(server, tenant, { name: 'connection.revoke' });
+    t.deepEqual(revocations.map((r) => JSON.parse(r.args_redacted!)), [{ reason: 'account disabled' }], tenant);
+  }
+  t.deepEqual(await membershipsOf(server.db, server.users['multi@example.com']), [], 'nobody can choose an organization for a disabled account');
+});
