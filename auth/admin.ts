@@ -133,13 +133,13 @@ interface Stepped {
  */
 async function stepKeys(db: Db, name: string, step: Step, withFresh: boolean, recorded: (stepped: Stepped) => Record<string, unknown> | undefined): Promise<Stepped> {
   const fresh = withFresh ? { signing: await generateSigningKeys(), cookies: [generateCookieKey()] } : { signing: [], cookies: [] };
+  // Both rings exist from an instance's first start; a command run before it creates them, first.
+  await loadOrCreateSigningKeys(db);
+  await loadOrCreateCookieKeys(db);
   return db.transaction(async (trx) => {
-    // Both rings exist from an instance's first start; a command run before it creates them.
-    await loadOrCreateSigningKeys(trx);
-    await loadOrCreateCookieKeys(trx);
     const stepped: Stepped = {
-      signing: await updateRing<JWK>(trx, SIGNING_KEYS, (ring) => step(ring, fresh.signing)),
-      cookies: await updateRing<string>(trx, COOKIE_KEYS, (ring) => step(ring, fresh.cookies)),
+      signing: await updateRing(trx, SIGNING_KEYS, (ring) => step(ring, fresh.signing)),
+      cookies: await updateRing(trx, COOKIE_KEYS, (ring) => step(ring, fresh.cookies)),
     };
     const args = recorded(stepped);
     if (args) await appendAudit(trx, { tenantId: null, kind: 'admin', name, args, outcome: 'ok' });

@@ -8,16 +8,24 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { DbOrTrx } from '../db/connect.js';
-import { loadOrCreateRing, type KeyRing } from '../db/secrets.js';
+import { loadOrCreateRing, type KeyRing, type RingKind } from '../db/secrets.js';
 
 export interface PrivateJwks {
   keys: JWK[];
 }
 
-export const SIGNING_KEYS = 'jwks';
+/** Private signing keys: each names itself (`kid`) and its algorithm, and holds its private part. */
+export const SIGNING_KEYS: RingKind<JWK> = {
+  name: 'jwks',
+  generate: generateSigningKeys,
+  isKey: (key): key is JWK => {
+    const jwk = key as Partial<JWK> | null;
+    return !!jwk && typeof jwk === 'object' && typeof jwk.kid === 'string' && typeof jwk.alg === 'string' && typeof jwk.kty === 'string' && typeof jwk.d === 'string';
+  },
+};
 
 export function loadOrCreateSigningKeys(db: DbOrTrx): Promise<KeyRing<JWK>> {
-  return loadOrCreateRing(db, SIGNING_KEYS, generateSigningKeys);
+  return loadOrCreateRing(db, SIGNING_KEYS);
 }
 
 /**

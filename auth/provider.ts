@@ -5,7 +5,7 @@
  */
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { PorticoContext } from '../app.js';
-import { findUserById } from '../db/accounts.js';
+import { findEnabledUserById } from '../db/accounts.js';
 import { findConnectionByGrant } from '../db/grant_store.js';
 import { knexAdapter } from './adapter.js';
 import { CLIENT_DEFAULTS, clientKindOf, DYNAMIC_PREFIX, extraClientMetadata, newClientId } from './clients.js';
@@ -144,8 +144,9 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
       const connection = await findConnectionByGrant(db, token.grantId);
       return connection ? { tenant_id: connection.tenant_id } : undefined;
     },
+    // A disabled account has none: oidc-provider then refuses its codes, refreshes and sessions.
     findAccount: async (_ctx, sub) => {
-      const user = await findUserById(db, sub);
+      const user = await findEnabledUserById(db, sub);
       if (!user) return undefined;
       return { accountId: user.id, claims: async () => ({ sub: user.id, email: user.email }) };
     },

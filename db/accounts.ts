@@ -150,8 +150,17 @@ async function endSignIns(db: DbOrTrx, userId: string): Promise<number> {
  * enabled administrator. The caller revokes the person's connections (scripts/admin.ts).
  */
 export async function setUserDisabled(db: DbOrTrx, userId: string, disabled: boolean): Promise<{ changed: boolean; endedSignIns: number }> {
-  const memberships: Array<{ tenant_id: string; role: Role }> = await db('memberships').where({ user_id: userId }).orderBy('tenant_id').select('tenant_id', 'role');
-  for (const { tenant_id: tenantId } of memberships) await lockTenant(db, tenantId, 'update');
+  const membershipsNow = (): Promise<Array<{ tenant_id: string; role: Role }>> => db('memberships').where({ user_id: userId }).orderBy('tenant_id').select('tenant_id', 'role');
+  // Roles are read again once the organizations are locked: one may have changed while this waited.
+  const locked = new Set<string>();
+  let memberships = await membershipsNow();
+  while (memberships.some((m) => !locked.has(m.tenant_id))) {
+    for (const { tenant_id: tenantId } of memberships) {
+      if (!locked.has(tenantId)) await lockTenant(db, tenantId, 'update');
+      locked.add(tenantId);
+    }
+    memberships = await membershipsNow();
+  }
   const query = db('users').where({ id: userId });
   if (!disabled) return { changed: (await query.whereNotNull('disabled_at').update({ disabled_at: null })) > 0, endedSignIns: 0 };
   if (!(await db('users').where({ id: userId }).whereNull('disabled_at').first('id'))) return { changed: false, endedSignIns: 0 };
@@ -167,6 +176,11 @@ export async function findUserByEmail(db: DbOrTrx, email: string): Promise<User 
 
 export async function findUserById(db: DbOrTrx, id: string): Promise<User | undefined> {
   return db<DbUserRow>('users').where({ id }).first('id', 'email', 'display_name', 'created_at', 'last_login_at');
+}
+
+/** The account, unless it is disabled: what the authorization server may issue anything for. */
+export async function findEnabledUserById(db: DbOrTrx, id: string): Promise<User | undefined> {
+  return db<DbUserRow>('users').where({ id }).whereNull('disabled_at').first('id', 'email', 'display_name', 'created_at', 'last_login_at');
 }
 
 /** Checks a password in constant work whether or not the user exists. */

@@ -44,49 +44,69 @@ export function keysInOrder<K>(ring: KeyRing<K>): K[] {
   return [...ring.current, ...ring.next, ...ring.previous];
 }
 
+/** What a ring holds: where it is stored, how a fresh key is made, and what a key must look like. */
+export interface RingKind<K> {
+  name: string;
+  generate(): K[] | Promise<K[]>;
+  isKey(key: unknown): key is K;
+}
+
 /**
  * A stored ring. Before rotation existed the secrets held a bare list (cookie keys) or a JWKS
- * (`{ keys }`, signing keys): those are the current keys.
+ * (`{ keys }`, signing keys): those are the current keys. A ring with no current key, or with a
+ * key that is not one, is refused: an instance must not start with nothing to sign with.
  */
-export function parseRing<K>(name: string, stored: string): KeyRing<K> {
-  const value = JSON.parse(stored) as unknown;
-  if (Array.isArray(value)) return { current: value as K[], next: [], previous: [] };
-  if (value && typeof value === 'object') {
-    const legacy = (value as { keys?: unknown }).keys;
-    if (Array.isArray(legacy)) return { current: legacy as K[], next: [], previous: [] };
-    const ring = value as Partial<KeyRing<K>>;
-    if (STAGES.every((stage) => Array.isArray(ring[stage])) && ring.current!.length) return ring as KeyRing<K>;
+export function parseRing<K>(kind: RingKind<K>, stored: string): KeyRing<K> {
+  const refused = (why: string) => new Error(`the stored secret "${kind.name}" is not a key ring (${why})`);
+  let value: unknown;
+  try {
+    value = JSON.parse(stored);
+  } catch {
+    throw refused('not JSON');
   }
-  throw new Error(`the stored secret "${name}" is not a key ring`);
+  const legacy = Array.isArray(value) ? value : (value as { keys?: unknown } | null)?.keys;
+  const ring = (Array.isArray(legacy) ? { current: legacy, next: [], previous: [] } : value) as Partial<Record<(typeof STAGES)[number], unknown>> | null;
+  if (!ring || typeof ring !== 'object' || !STAGES.every((stage) => Array.isArray(ring[stage]))) throw refused('no current, next and previous keys');
+  const stages = ring as Record<(typeof STAGES)[number], unknown[]>;
+  if (!stages.current.length) throw refused('no current key');
+  if (!STAGES.every((stage) => stages[stage].every((key) => kind.isKey(key)))) throw refused('a key of the wrong form');
+  return stages as KeyRing<K>;
 }
 
-export async function loadOrCreateRing<K>(db: DbOrTrx, name: string, generate: () => K[] | Promise<K[]>): Promise<KeyRing<K>> {
-  const stored = await loadOrCreateSecret(db, name, async () => JSON.stringify({ current: await generate(), next: [], previous: [] }));
-  return parseRing<K>(name, stored);
+export async function loadOrCreateRing<K>(db: DbOrTrx, kind: RingKind<K>): Promise<KeyRing<K>> {
+  const stored = await loadOrCreateSecret(db, kind.name, async () => JSON.stringify({ current: await kind.generate(), next: [], previous: [] }));
+  return parseRing(kind, stored);
 }
 
 /**
- * Changes a stored ring (which must exist) inside the caller's transaction: the row is locked
- * first, so two operators rotating at once take turns and the second sees the first's result.
- * `change` may throw to write nothing. Returns the ring as it was and as it is now.
+ * Changes a stored ring (which must exist: create it with loadOrCreateRing outside the
+ * transaction, since a PostgreSQL transaction cannot go on after the insert a concurrent creator
+ * wins) inside the caller's transaction. The row is locked first, so two operators rotating at
+ * once take turns and the second sees the first's result. `change` may throw to write nothing.
+ * Returns the ring as it was and as it is now.
  */
-export async function updateRing<K>(trx: DbOrTrx, name: string, change: (ring: KeyRing<K>) => KeyRing<K>): Promise<{ before: KeyRing<K>; after: KeyRing<K> }> {
+export async function updateRing<K>(trx: DbOrTrx, kind: RingKind<K>, change: (ring: KeyRing<K>) => KeyRing<K>): Promise<{ before: KeyRing<K>; after: KeyRing<K> }> {
+  const { name } = kind;
   // On SQLite, where writers take turns on the whole database, the lock is a write (as lockTenant's, db/accounts.ts).
   if (dialectOf(trx) !== 'postgres') await trx('secrets').where({ name }).update({ value: trx.ref('value') });
   const query = trx('secrets').where({ name }).first('value');
   const row = await (dialectOf(trx) === 'postgres' ? query.forUpdate() : query);
   if (!row) throw new AppError('internal', `no stored secret "${name}"`);
-  const before = parseRing<K>(name, row.value);
+  const before = parseRing(kind, row.value);
   const after = change(before);
   await trx('secrets').where({ name }).update({ value: JSON.stringify(after) });
   return { before, after };
 }
 
-export const COOKIE_KEYS = 'cookie_keys';
-
 /** Keys for signed cookies (Koa's and oidc-provider's): the first of keysInOrder signs, every one verifies. */
+export const COOKIE_KEYS: RingKind<string> = {
+  name: 'cookie_keys',
+  generate: () => [generateCookieKey(), generateCookieKey()],
+  isKey: (key): key is string => typeof key === 'string' && key.length >= 16,
+};
+
 export function loadOrCreateCookieKeys(db: DbOrTrx): Promise<KeyRing<string>> {
-  return loadOrCreateRing(db, COOKIE_KEYS, () => [generateCookieKey(), generateCookieKey()]);
+  return loadOrCreateRing(db, COOKIE_KEYS);
 }
 
 export function generateCookieKey(): string {

@@ -127,9 +127,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const { ended, revoked } = await db.transaction(async (trx) => {
         const ended = await setPassword(trx, user.id, password);
         const revoked: DbConnectionRow[] = [];
-        // Recorded in the log of every organization the person belongs to: each customer sees it.
-        for (const tenantId of await tenantsOf(trx, user.id)) {
-          const here = values['revoke-connections'] ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'password reset') : [];
+        for (const tenantId of await logsOf(trx, user.id)) {
+          const here = tenantId && values['revoke-connections'] ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'password reset') : [];
           revoked.push(...here);
           await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.password', args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
         }
@@ -157,9 +156,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
         const { changed, endedSignIns } = await setUserDisabled(trx, user.id, true);
         const revoked: DbConnectionRow[] = [];
         if (!changed) return { changed, endedSignIns, revoked };
-        // Recorded in the log of every organization the person belongs to, as user password is.
-        for (const tenantId of await tenantsOf(trx, user.id)) {
-          const here = await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'account disabled');
+        for (const tenantId of await logsOf(trx, user.id)) {
+          const here = tenantId ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'account disabled') : [];
           revoked.push(...here);
           await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.disable', args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
         }
@@ -175,7 +173,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const user = await requireUser(db, args, 'user enable');
       const changed = await db.transaction(async (trx) => {
         if (!(await setUserDisabled(trx, user.id, false)).changed) return false;
-        for (const tenantId of await tenantsOf(trx, user.id)) {
+        for (const tenantId of await logsOf(trx, user.id)) {
           await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.enable', args: { email: user.email }, outcome: 'ok' });
         }
         return true;
@@ -300,9 +298,13 @@ async function requireUser(db: Db, args: string[], command: string): Promise<Use
   return user;
 }
 
-/** The organizations a person belongs to, suspended ones included (their logs record what happens to the person). */
-async function tenantsOf(db: DbOrTrx, userId: string): Promise<string[]> {
-  return (await db('memberships').where({ user_id: userId }).orderBy('tenant_id').select('tenant_id')).map((row: { tenant_id: string }) => row.tenant_id);
+/**
+ * The audit logs that record what happens to a person: those of every organization they belong to,
+ * suspended ones included, so each customer sees it; the system log (null) for someone in none.
+ */
+async function logsOf(db: DbOrTrx, userId: string): Promise<Array<string | null>> {
+  const tenants: string[] = (await db('memberships').where({ user_id: userId }).orderBy('tenant_id').select('tenant_id')).map((row: { tenant_id: string }) => row.tenant_id);
+  return tenants.length ? tenants : [null];
 }
 
 /** The tenant, user and (when `withRole`) role a `member` command names; the user must exist. */

@@ -135,9 +135,10 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const sessionOf = async (ctx: Context): Promise<ConsoleSession | undefined> => {
       const state = ctx.state as ConsoleState;
       if (state.session === undefined) {
-        const id = sessionIdOf(ctx);
+        const { id, oldKey } = sessionIdOf(ctx);
         state.session = (id && (await findSession(context.db, id))) || null;
         if (id && !state.session) clearSessionCookie(ctx, sessionOptions);
+        else if (state.session && oldKey) writeSessionCookie(ctx, sessionOptions, state.session);
       }
       return state.session ?? undefined;
     };
@@ -210,7 +211,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       }
       ctx.cookies.set(PRE_SESSION_COOKIE, '', { signed: true, path: base, maxAge: 0 });
       await pruneExpiredSessions(context.db);
-      const previous = sessionIdOf(ctx);
+      const previous = sessionIdOf(ctx).id;
       if (previous) await deleteSession(context.db, previous);
       writeSessionCookie(ctx, sessionOptions, await createSession(context.db, { userId: user.id, tenantId: memberships.length === 1 ? memberships[0].tenant_id : undefined }));
       if (memberships.length === 1) await auditLogin(context, user.id, memberships[0].tenant_id, ctx.state.requestId);

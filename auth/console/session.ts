@@ -63,9 +63,17 @@ export async function pruneExpiredSessions(db: DbOrTrx, now = Date.now()): Promi
   return db('console_sessions').where('expires_at', '<=', now).delete();
 }
 
-/** The session id named by the cookie, unchecked: `findSession` decides whether it is live. */
-export function sessionIdOf(ctx: Context): string | undefined {
-  return ctx.cookies.get(SESSION_COOKIE, { signed: true }) || undefined;
+/**
+ * The session id named by the cookie, unchecked: `findSession` decides whether it is live.
+ * `oldKey`: its signature is by a cookie key that no longer signs (after `keys activate`). Koa's
+ * cookies then queue a new signature, but at path "/" and without the cookie's attributes, which
+ * the browser would send after the old one; the caller writes the cookie again instead
+ * (writeSessionCookie replaces that queued header).
+ */
+export function sessionIdOf(ctx: Context): { id?: string; oldKey: boolean } {
+  const id = ctx.cookies.get(SESSION_COOKIE, { signed: true }) || undefined;
+  const queued = [ctx.response.get('Set-Cookie')].flat().map(String);
+  return { id, oldKey: !!id && queued.some((header) => header.startsWith(`${SESSION_COOKIE}.sig=`)) };
 }
 
 export function writeSessionCookie(ctx: Context, options: SessionOptions, session: ConsoleSession): void {

@@ -8,9 +8,10 @@ import test, { type ExecutionContext } from 'ava';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { chainRows, verifyChain } from '../../db/audit.js';
 import { authenticateBearer } from '../../db/grant_store.js';
-import { keysInOrder, parseRing } from '../../db/secrets.js';
+import { COOKIE_KEYS, generateCookieKey, keysInOrder, loadOrCreateCookieKeys, parseRing, type RingKind } from '../../db/secrets.js';
+import { generateSigningKeys, loadOrCreateSigningKeys, SIGNING_KEYS } from '../../auth/keys.js';
 import { runAdmin } from '../../scripts/admin.js';
-import { createTestDatabase, databasesUnderTest, testOnEachDatabase, type TestDatabase } from '../helpers/db.js';
+import { createMigratedDatabase, createTestDatabase, databasesUnderTest, testOnEachDatabase, type TestDatabase } from '../helpers/db.js';
 import { authorizeCode, follow, refresh, startAuthorization, tokenRequest, type CookieJar } from '../helpers/oauth.js';
 import { freePort } from '../helpers/server.js';
 import { PASSWORD, startAuthServer, type AuthServer } from './support.js';
@@ -151,7 +152,7 @@ testOnEachDatabase('keys commands refuse what is out of order and write nothing;
   // Two operators adding at once take turns on the ring: one adds, the other is refused.
   const both = await Promise.all([admin(database, 'keys', 'add'), admin(database, 'keys', 'add')]);
   t.deepEqual(both.map((r) => r.code).sort(), [0, 1], JSON.stringify(both));
-  t.is(parseRing('jwks', (await secrets())[1].value).next.length, 2, 'one set of keys waits');
+  t.is(parseRing(SIGNING_KEYS, (await secrets())[1].value).next.length, 2, 'one set of keys waits');
   const staged = await secrets();
   assertRefused(t, await admin(database, 'keys', 'add'), /^error: new keys already wait to be activated \(keys list shows them\): restart every instance, then run keys activate$/);
   assertRefused(t, await admin(database, 'keys', 'rotate'), /already wait to be activated/);
@@ -163,12 +164,12 @@ testOnEachDatabase('keys commands refuse what is out of order and write nothing;
   t.is((await admin(database, 'keys', 'activate')).code, 0);
   t.is((await admin(database, 'keys', 'retire')).code, 0);
   const [cookies, jwks] = await secrets();
-  const before = { signing: parseRing<{ kid: string }>('jwks', jwks.value), cookies: parseRing<string>('cookie_keys', cookies.value) };
+  const before = { signing: parseRing(SIGNING_KEYS, jwks.value), cookies: parseRing(COOKIE_KEYS, cookies.value) };
   const rotated = await admin(database, 'keys', 'rotate');
   t.is(rotated.code, 0, rotated.err);
   const [cookiesAfter, jwksAfter] = await secrets();
-  const signing = parseRing<{ kid: string }>('jwks', jwksAfter.value);
-  const cookieRing = parseRing<string>('cookie_keys', cookiesAfter.value);
+  const signing = parseRing(SIGNING_KEYS, jwksAfter.value);
+  const cookieRing = parseRing(COOKIE_KEYS, cookiesAfter.value);
   t.deepEqual(signing.previous, before.signing.current, 'the replaced keys still verify');
   t.deepEqual(signing.next, []);
   t.is(signing.current.length, 2);
@@ -180,14 +181,47 @@ testOnEachDatabase('keys commands refuse what is out of order and write nothing;
 
 testOnEachDatabase('keys stored before rotation existed (a bare JWKS, a list of cookie keys) are read as the current keys', async (t, database) => {
   const { db } = database;
-  const jwk = { kty: 'oct', kid: 'legacy', k: 'x' };
+  const jwks = await generateSigningKeys();
+  const cookies = [generateCookieKey(), generateCookieKey()];
   await db('secrets').insert([
-    { name: 'jwks', value: JSON.stringify({ keys: [jwk] }), created_at: Date.now() },
-    { name: 'cookie_keys', value: JSON.stringify(['a', 'b']), created_at: Date.now() },
+    { name: 'jwks', value: JSON.stringify({ keys: jwks }), created_at: Date.now() },
+    { name: 'cookie_keys', value: JSON.stringify(cookies), created_at: Date.now() },
   ]);
-  const { loadOrCreateSigningKeys } = await import('../../auth/keys.js');
-  const { loadOrCreateCookieKeys } = await import('../../db/secrets.js');
-  t.deepEqual(await loadOrCreateSigningKeys(db), { current: [jwk], next: [], previous: [] });
-  t.deepEqual(await loadOrCreateCookieKeys(db), { current: ['a', 'b'], next: [], previous: [] });
-  t.throws(() => parseRing('jwks', JSON.stringify({ current: [], next: [], previous: [] })), { message: 'the stored secret "jwks" is not a key ring' });
+  t.deepEqual(await loadOrCreateSigningKeys(db), { current: jwks, next: [], previous: [] });
+  t.deepEqual(await loadOrCreateCookieKeys(db), { current: cookies, next: [], previous: [] });
 });
+
+test('a stored ring an instance could not sign with is refused, naming the secret', (t) => {
+  const key = generateCookieKey();
+  const refusals: Array<[RingKind<unknown>, string, string]> = [
+    [COOKIE_KEYS, 'not json', 'not JSON'],
+    [COOKIE_KEYS, '[]', 'no current key'],
+    [SIGNING_KEYS, JSON.stringify({ keys: [] }), 'no current key'],
+    [SIGNING_KEYS, JSON.stringify({ current: [], next: [], previous: [] }), 'no current key'],
+    [COOKIE_KEYS, JSON.stringify({ current: [key], next: [] }), 'no current, next and previous keys'],
+    [COOKIE_KEYS, JSON.stringify({ current: [key, 1, null], next: [], previous: [] }), 'a key of the wrong form'],
+    [SIGNING_KEYS, JSON.stringify({ current: [{ kty: 'oct', kid: 'k', k: 'x' }], next: [], previous: [] }), 'a key of the wrong form'],
+    [SIGNING_KEYS, JSON.stringify({ current: [key], next: [], previous: [] }), 'a key of the wrong form'],
+    [SIGNING_KEYS, 'null', 'no current, next and previous keys'],
+  ];
+  for (const [kind, stored, why] of refusals) {
+    t.throws(() => parseRing(kind, stored), { message: `the stored secret "${kind.name}" is not a key ring (${why})` }, stored);
+  }
+  t.deepEqual(parseRing(COOKIE_KEYS, JSON.stringify([key])), { current: [key], next: [], previous: [] });
+});
+
+for (const kind of databasesUnderTest()) {
+  test(`the first keys commands on a database without keys take turns too: one adds, the other is refused [${kind}]`, async (t) => {
+    // The rings are created before the command's transaction: a PostgreSQL transaction could not go on after losing that race.
+    for (let round = 0; round < 3; round++) {
+      const database = await createMigratedDatabase(kind);
+      try {
+        const both = await Promise.all([admin(database, 'keys', 'add'), admin(database, 'keys', 'add')]);
+        t.deepEqual(both.map((r) => r.code).sort(), [0, 1], JSON.stringify(both));
+        t.regex(both.find((r) => r.code === 1)!.err, /^error: new keys already wait to be activated/);
+      } finally {
+        await database.drop();
+      }
+    }
+  });
+}

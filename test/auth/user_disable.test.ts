@@ -7,8 +7,9 @@ import test from 'ava';
 import { runAdmin } from '../../scripts/admin.js';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { isAppError } from '../../shared/errors.js';
-import { databasesUnderTest, testOnEachDatabase } from '../helpers/db.js';
-import { authorizeWithPassword, CookieJar, follow, parseForm, postForm, registerClient, startAuthorization } from '../helpers/oauth.js';
+import { addMembership, createTenant, createUser, lockTenant, setMembershipRole, setUserDisabled } from '../../db/accounts.js';
+import { createMigratedDatabase, databasesUnderTest, testOnEachDatabase } from '../helpers/db.js';
+import { authorizeWithPassword, CookieJar, follow, parseForm, postForm, refresh, registerClient, startAuthorization } from '../helpers/oauth.js';
 import { PASSWORD, startAuthServer, type AuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
@@ -119,4 +120,58 @@ testOnEachDatabase('only enabled administrators count: a disabled one is no fall
   const removed = await run(['member', 'remove', '--tenant', 'acme', '--email', 'a@acme.example']);
   t.is(removed.code, 0, 'a disabled administrator leaving takes no acting administrator away');
   t.deepEqual((await database.db('users').whereNotNull('disabled_at').select('email')).map((u) => u.email), ['a@acme.example']);
+  // a belongs to no organization now: what happens to her is recorded in the system log.
+  t.is((await run(['user', 'enable', '--email', 'a@acme.example'])).code, 0);
+  t.is((await run(['user', 'disable', '--email', 'a@acme.example'])).code, 0);
+  const system = await database.db('audit_log').whereNull('tenant_id').whereIn('name', ['user.enable', 'user.disable']).orderBy('seq').select('name', 'args_redacted');
+  t.deepEqual(system.map((r) => [r.name, JSON.parse(r.args_redacted)]), [
+    ['user.enable', { email: 'a@acme.example' }],
+    ['user.disable', { email: 'a@acme.example', revoked_connections: 0 }],
+  ]);
+});
+
+for (const kind of databasesUnderTest()) {
+  test(`the token endpoint issues nothing for a disabled account, even on a connection nothing revoked [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { db } = server.portico.context;
+      const tokens = await authorizeWithPassword(server.url, { email: 'multi@example.com', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes: ['openid', 'forge.chat.read'] });
+      // A connection that escaped revocation (as one made behind the consent page's back would).
+      await db('users').where({ email: 'multi@example.com' }).update({ disabled_at: Date.now() });
+      const refused = await refresh(server.url, { refreshToken: tokens.refreshToken!, clientId: tokens.clientId, resource: server.forge }).then(() => 'refreshed', (error: Error) => error.message);
+      t.regex(refused, /^refresh failed: 400 .*"error":"invalid_grant"/);
+      await db('users').where({ email: 'multi@example.com' }).update({ disabled_at: null });
+      t.truthy((await refresh(server.url, { refreshToken: tokens.refreshToken!, clientId: tokens.clientId, resource: server.forge })).accessToken, 'enabled again, it refreshes');
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+const pgTest = databasesUnderTest().includes('postgres') ? test : test.skip;
+
+pgTest('a disable waiting for an organization\'s lock reads the roles again once it has it [postgres]', async (t) => {
+  const database = await createMigratedDatabase('postgres');
+  const { db } = database;
+  try {
+    const tenant = await createTenant(db, { slug: 'acme', name: 'Acme' });
+    const a = await createUser(db, { email: 'a@acme.example', password: 'a long password' });
+    const b = await createUser(db, { email: 'b@acme.example', password: 'a long password' });
+    await addMembership(db, { userId: a.id, tenantId: tenant.id, role: 'member' });
+    await addMembership(db, { userId: b.id, tenantId: tenant.id, role: 'admin' });
+    // Another operator holds the organization (as member role does) while a, a member, is being disabled ...
+    const other = await db.transaction();
+    await lockTenant(other, tenant.id, 'update');
+    const disabling = db.transaction((trx) => setUserDisabled(trx, a.id, true)).then((r) => r, (e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // ... and makes a the administrator in b's place, each step allowed on its own.
+    await setMembershipRole(other, { userId: a.id, tenantId: tenant.id, role: 'admin' });
+    await setMembershipRole(other, { userId: b.id, tenantId: tenant.id, role: 'member' });
+    await other.commit();
+    const result = await disabling;
+    t.true(isAppError(result) && result.code === 'conflict', `a is now the last administrator: ${JSON.stringify(result)}`);
+    t.is((await db('users').where({ id: a.id }).first()).disabled_at, null);
+  } finally {
+    await database.drop();
+  }
 });
