@@ -163,24 +163,26 @@ export async function setUserDisabled(db: DbOrTrx, userId: string, disabled: boo
   }
   const query = db('users').where({ id: userId });
   if (!disabled) return { changed: (await query.whereNotNull('disabled_at').update({ disabled_at: null })) > 0, endedSignIns: 0 };
-  if (!(await db('users').where({ id: userId }).whereNull('disabled_at').first('id'))) return { changed: false, endedSignIns: 0 };
+  // An account already disabled is no acting administrator, so keepAnAdmin lets it through and the update changes nothing.
   for (const { tenant_id: tenantId, role } of memberships) if (role === 'admin') await keepAnAdmin(db, tenantId, userId);
-  await query.update({ disabled_at: Date.now() });
+  if (!(await query.whereNull('disabled_at').update({ disabled_at: Date.now() }))) return { changed: false, endedSignIns: 0 };
   return { changed: true, endedSignIns: await endSignIns(db, userId) };
 }
 
+/** The columns of a `User`: never the password hash. */
+const USER_COLUMNS = ['id', 'email', 'display_name', 'created_at', 'last_login_at'] as const;
+
 export async function findUserByEmail(db: DbOrTrx, email: string): Promise<User | undefined> {
-  return db<DbUserRow>('users').where({ email: normaliseEmail(email) })
-    .first('id', 'email', 'display_name', 'created_at', 'last_login_at');
+  return db<DbUserRow>('users').where({ email: normaliseEmail(email) }).first(...USER_COLUMNS);
 }
 
 export async function findUserById(db: DbOrTrx, id: string): Promise<User | undefined> {
-  return db<DbUserRow>('users').where({ id }).first('id', 'email', 'display_name', 'created_at', 'last_login_at');
+  return db<DbUserRow>('users').where({ id }).first(...USER_COLUMNS);
 }
 
 /** The account, unless it is disabled: what the authorization server may issue anything for. */
 export async function findEnabledUserById(db: DbOrTrx, id: string): Promise<User | undefined> {
-  return db<DbUserRow>('users').where({ id }).whereNull('disabled_at').first('id', 'email', 'display_name', 'created_at', 'last_login_at');
+  return db<DbUserRow>('users').where({ id }).whereNull('disabled_at').first(...USER_COLUMNS);
 }
 
 /** Checks a password in constant work whether or not the user exists. */

@@ -126,13 +126,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const password = (await stdin()).replace(/\r?\n$/, '');
       const { ended, revoked } = await db.transaction(async (trx) => {
         const ended = await setPassword(trx, user.id, password);
-        const revoked: DbConnectionRow[] = [];
-        for (const tenantId of await logsOf(trx, user.id)) {
-          const here = tenantId && values['revoke-connections'] ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'password reset') : [];
-          revoked.push(...here);
-          await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.password', args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
-        }
-        return { ended, revoked };
+        return { ended, revoked: await recordForPerson(trx, user, 'user.password', values['revoke-connections'] ? 'password reset' : undefined) };
       });
       await notify(revocationsOf(revoked));
       out(`set a new password for ${user.email}; ended ${ended} sign-in session(s)${revokedNote(revoked)}`);
@@ -154,14 +148,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const user = await requireUser(db, args, 'user disable');
       const { changed, endedSignIns, revoked } = await db.transaction(async (trx) => {
         const { changed, endedSignIns } = await setUserDisabled(trx, user.id, true);
-        const revoked: DbConnectionRow[] = [];
-        if (!changed) return { changed, endedSignIns, revoked };
-        for (const tenantId of await logsOf(trx, user.id)) {
-          const here = tenantId ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), 'account disabled') : [];
-          revoked.push(...here);
-          await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name: 'user.disable', args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
-        }
-        return { changed, endedSignIns, revoked };
+        return { changed, endedSignIns, revoked: changed ? await recordForPerson(trx, user, 'user.disable', 'account disabled') : [] };
       });
       await notify(revocationsOf(revoked));
       out(changed ? `disabled ${user.email}; ended ${endedSignIns} sign-in session(s)${revokedNote(revoked)}` : `${user.email} is already disabled`);
@@ -296,6 +283,20 @@ async function requireUser(db: Db, args: string[], command: string): Promise<Use
   const user = await findUserByEmail(db, values.email!);
   if (!user) throw new AppError('not_found', `no user ${normaliseEmail(values.email!)}`);
   return user;
+}
+
+/**
+ * Records what happened to a person (`name`) in each of their audit logs (logsOf), first revoking
+ * their connections in that organization when `revokeFor` gives the reason; returns those revoked.
+ */
+async function recordForPerson(trx: DbOrTrx, user: User, name: string, revokeFor?: string): Promise<DbConnectionRow[]> {
+  const revoked: DbConnectionRow[] = [];
+  for (const tenantId of await logsOf(trx, user.id)) {
+    const here = tenantId && revokeFor ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), revokeFor) : [];
+    revoked.push(...here);
+    await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name, args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
+  }
+  return revoked;
 }
 
 /**
