@@ -8,7 +8,8 @@ import { parseArgs } from 'node:util';
 import type { JWK } from 'jose';
 import type { Db } from '../db/connect.js';
 import { appendAudit } from '../db/audit.js';
-import { COOKIE_KEYS, generateCookieKey, loadOrCreateCookieKeys, STAGES, updateRing, type KeyRing } from '../db/secrets.js';
+import { cookieKeyFingerprint, describeInstance, liveInstances, LIVE_MS, type InstanceRow } from '../db/instances.js';
+import { COOKIE_KEYS, generateCookieKey, keysInOrder, loadOrCreateCookieKeys, STAGES, updateRing, type KeyRing } from '../db/secrets.js';
 import { generateSigningKeys, loadOrCreateSigningKeys, SIGNING_KEYS } from './keys.js';
 import { TTL } from './lifetimes.js';
 import { AppError, UsageError } from '../shared/errors.js';
@@ -126,12 +127,45 @@ interface Stepped {
   cookies: { before: KeyRing<string>; after: KeyRing<string> };
 }
 
+/** Refuses (AppError conflict) a step that would let a running instance sign with a key another running instance does not publish. */
+type Guard = (stepped: Stepped, running: InstanceRow[]) => void;
+
+const describeAll = (instances: InstanceRow[]) => instances.map(describeInstance).join('; ');
+
+/** Activation makes the added keys sign: every running instance must publish them, and read the added cookie key, first. */
+const everyInstancePublishesNext: Guard = ({ signing, cookies }, running) => {
+  const added = kidList(signing.before.next);
+  const addedCookies = cookies.before.next.map(cookieKeyFingerprint);
+  const behind = running.filter((instance) => !added.every((kid) => instance.keys.published.includes(kid)) || !addedCookies.every((f) => instance.keys.cookieVerify.includes(f)));
+  if (behind.length) {
+    throw new AppError('conflict', `not every running instance publishes the added keys yet: restart ${describeAll(behind)}, then run keys activate again`);
+  }
+};
+
+/** Retiring unpublishes the replaced keys: no running instance may still sign with them. */
+const noInstanceSignsWithPrevious: Guard = ({ signing, cookies }, running) => {
+  const replaced = kidList(signing.before.previous);
+  const replacedCookies = cookies.before.previous.map(cookieKeyFingerprint);
+  const behind = running.filter((instance) => instance.keys.signing.some((kid) => replaced.includes(kid)) || replacedCookies.includes(instance.keys.cookieSign));
+  if (behind.length) {
+    throw new AppError('conflict', `a running instance still signs with the keys keys activate replaced: restart ${describeAll(behind)}, then run keys retire again`);
+  }
+};
+
+/** Add and activate at once is safe only where no other instance could miss the new keys. */
+const atMostOneInstance: Guard = (_stepped, running) => {
+  if (running.length > 1) {
+    throw new AppError('conflict', `${running.length} instances are running (${describeAll(running)}): rotate in stages instead (keys add, restart each instance, keys activate, restart each instance)`);
+  }
+};
+
 /**
  * Takes one step on both rings in one transaction, with its record in the system audit log (key
  * ids, never key material; no record when `recorded` returns undefined: nothing changed).
- * `withFresh`: the step adds new keys.
+ * `withFresh`: the step adds new keys. `guard` sees the rings before and after, and the instances
+ * running now (db/instances.ts: an instance that stopped without saying so counts for LIVE_MS).
  */
-async function stepKeys(db: Db, name: string, step: Step, withFresh: boolean, recorded: (stepped: Stepped) => Record<string, unknown> | undefined): Promise<Stepped> {
+async function stepKeys(db: Db, name: string, step: Step, withFresh: boolean, recorded: (stepped: Stepped) => Record<string, unknown> | undefined, guard?: Guard): Promise<Stepped> {
   const fresh = withFresh ? { signing: await generateSigningKeys(), cookies: [generateCookieKey()] } : { signing: [], cookies: [] };
   // Both rings exist from an instance's first start; a command run before it creates them, first.
   await loadOrCreateSigningKeys(db);
@@ -141,14 +175,24 @@ async function stepKeys(db: Db, name: string, step: Step, withFresh: boolean, re
       signing: await updateRing(trx, SIGNING_KEYS, (ring) => step(ring, fresh.signing)),
       cookies: await updateRing(trx, COOKIE_KEYS, (ring) => step(ring, fresh.cookies)),
     };
+    guard?.(stepped, await liveInstances(trx));
     const args = recorded(stepped);
     if (args) await appendAudit(trx, { tenantId: null, kind: 'admin', name, args, outcome: 'ok' });
     return stepped;
   });
 }
 
+/** Whether an instance runs with the rings as stored: it publishes and signs with what they say, and reads every cookie key. */
+function tookUp(instance: InstanceRow, signing: KeyRing<JWK>, cookies: KeyRing<string>): boolean {
+  const same = (a: string[], b: string[]) => a.length === b.length && a.every((item) => b.includes(item));
+  const cookieKeys = keysInOrder(cookies).map(cookieKeyFingerprint);
+  return same(instance.keys.published, kidList(keysInOrder(signing))) && same(instance.keys.signing, kidList(signing.current))
+    && same(instance.keys.cookieVerify, cookieKeys) && instance.keys.cookieSign === cookieKeys[0];
+}
+
 const kids = (keys: JWK[]) => keys.map((key) => `${key.kid} (${key.alg})`).join(', ');
-const kidList = (keys: JWK[]) => keys.map((key) => key.kid);
+// Every stored key has a kid (SIGNING_KEYS.isKey).
+const kidList = (keys: JWK[]) => keys.map((key) => key.kid!);
 
 /** When the replaced keys can go: once nothing they signed is still live. */
 const RETIRE_ADVICE = `The keys they replace still verify; run keys retire once ID tokens (${TTL.IdToken / 3600} h) and sign-ins (${TTL.Session / 3600} h) made before the restart have expired.`;
@@ -170,6 +214,9 @@ export const KEY_COMMANDS: Record<string, AdminCommand> = {
       const cookies = await loadOrCreateCookieKeys(db);
       for (const stage of STAGES) for (const key of signing[stage]) out(`${stage.padEnd(9)} ${String(key.alg).padEnd(6)} ${key.kid}`);
       out(`cookie keys: ${STAGES.map((stage) => `${cookies[stage].length} ${stage}`).join(', ')}`);
+      const running = await liveInstances(db);
+      out(running.length ? `running instances (seen in the last ${LIVE_MS / 1000} s):` : `no running instance seen in the last ${LIVE_MS / 1000} s`);
+      for (const instance of running) out(`  ${describeInstance(instance)}: ${tookUp(instance, signing, cookies) ? 'has the stored keys' : 'restart it to take up the stored keys'}`);
       out(STAGE_NOTES);
     },
   },
@@ -185,7 +232,7 @@ export const KEY_COMMANDS: Record<string, AdminCommand> = {
     usage: 'keys activate (the added keys sign from each instance\'s next start; the old ones still verify)',
     async run(db, args, { out }) {
       parseArgs({ args, options: {} });
-      const { signing } = await stepKeys(db, 'keys.activate', activate, false, ({ signing }) => ({ kids: kidList(signing.after.current) }));
+      const { signing } = await stepKeys(db, 'keys.activate', activate, false, ({ signing }) => ({ kids: kidList(signing.after.current) }), everyInstancePublishesNext);
       out(`activated signing keys ${kids(signing.after.current)}. Restart every instance, so that each signs with them. ${RETIRE_ADVICE}`);
     },
   },
@@ -193,7 +240,7 @@ export const KEY_COMMANDS: Record<string, AdminCommand> = {
     usage: 'keys rotate   (keys add and keys activate at once, for a single instance; then restart it)',
     async run(db, args, { out }) {
       parseArgs({ args, options: {} });
-      const { signing } = await stepKeys(db, 'keys.rotate', (ring, fresh) => activate(add(ring, fresh), []), true, ({ signing }) => ({ kids: kidList(signing.after.current) }));
+      const { signing } = await stepKeys(db, 'keys.rotate', (ring, fresh) => activate(add(ring, fresh), []), true, ({ signing }) => ({ kids: kidList(signing.after.current) }), atMostOneInstance);
       out(`rotated: signing keys ${kids(signing.after.current)} and a new cookie key sign from the instance's next start; restart it. ${RETIRE_ADVICE}`);
     },
   },
@@ -202,7 +249,7 @@ export const KEY_COMMANDS: Record<string, AdminCommand> = {
     async run(db, args, { out }) {
       parseArgs({ args, options: {} });
       const { signing, cookies } = await stepKeys(db, 'keys.retire', retire, false, ({ signing, cookies }) =>
-        signing.before.previous.length || cookies.before.previous.length ? { kids: kidList(signing.before.previous), cookie_keys: cookies.before.previous.length } : undefined);
+        signing.before.previous.length || cookies.before.previous.length ? { kids: kidList(signing.before.previous), cookie_keys: cookies.before.previous.length } : undefined, noInstanceSignsWithPrevious);
       if (!signing.before.previous.length && !cookies.before.previous.length) return out('no previous keys to retire');
       out(`retired signing keys ${kids(signing.before.previous) || '(none)'} and ${cookies.before.previous.length} cookie key(s). Restart every instance, so that each stops publishing them.`);
     },

@@ -15,7 +15,8 @@ import type { PorticoState } from '../shared/http.js';
 import { MAX_METADATA_BYTES } from './clients.js';
 import { purgeExpired, purgeUnusedClients } from './adapter.js';
 import { interactionRoutes } from './interactions.js';
-import { loadOrCreateJwks } from './keys.js';
+import { loadOrCreateSigningKeys, providerJwks } from './keys.js';
+import { cookieKeyFingerprint, registerInstance } from '../db/instances.js';
 import { errorReturns } from './error_return.js';
 import { createProvider, ROUTES } from './provider.js';
 import { offWhenIdle, providerStorage } from './provider_storage.js';
@@ -40,8 +41,8 @@ export function authMount(options: AuthMountOptions): Mount {
   return async (app, context) => {
     const { db, log } = context;
     const resources = new ResourceRegistry(options.catalog, context.config);
-    const jwks = await loadOrCreateJwks(db);
-    const provider = createProvider(context, resources, jwks, {
+    const signing = await loadOrCreateSigningKeys(db);
+    const provider = createProvider(context, resources, providerJwks(signing), {
       refreshReuseGraceMs: options.refreshReuseGraceMs ?? 10_000,
       fetch: options.fetch,
     });
@@ -103,6 +104,16 @@ export function authMount(options: AuthMountOptions): Mount {
     }, options.purgeIntervalMs ?? 10 * 60_000);
     timer.unref();
     context.onClose(() => clearInterval(timer));
+
+    // The keys this instance took up, for the keys commands (db/instances.ts, auth/admin.ts).
+    const { cookieKeys } = context.secrets;
+    const instance = await registerInstance(db, {
+      published: providerJwks(signing).keys.map((key) => key.kid!),
+      signing: signing.current.map((key) => key.kid!),
+      cookieVerify: cookieKeys.map(cookieKeyFingerprint),
+      cookieSign: cookieKeyFingerprint(cookieKeys[0]),
+    }, (err) => log.warn('marking this instance as running failed', { err }));
+    context.onClose(() => instance.close().catch((err) => log.warn('removing this instance from the running ones failed', { err })));
   };
 }
 

@@ -24,6 +24,7 @@ import * as forgeKeysetIndexes from './migrations/20261122_0017_forge_keyset_ind
 import * as consoleSessions from './migrations/20261123_0018_console_sessions.js';
 import * as tenantSuspension from './migrations/20261124_0019_tenant_suspension.js';
 import * as userDisable from './migrations/20261124_0020_user_disable.js';
+import * as instances from './migrations/20261124_0021_instances.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -51,6 +52,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261123_0018_console_sessions', consoleSessions],
   ['20261124_0019_tenant_suspension', tenantSuspension],
   ['20261124_0020_user_disable', userDisable],
+  ['20261124_0021_instances', instances],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

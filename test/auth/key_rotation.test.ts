@@ -4,9 +4,12 @@
  * before keeps verifying until the old keys are retired; access and refresh tokens, which are
  * opaque, are never touched.
  */
+import os from 'node:os';
 import test, { type ExecutionContext } from 'ava';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { chainRows, verifyChain } from '../../db/audit.js';
+import type { Db } from '../../db/connect.js';
+import { liveInstances, LIVE_MS, registerInstance } from '../../db/instances.js';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { COOKIE_KEYS, generateCookieKey, keysInOrder, loadOrCreateCookieKeys, parseRing, type RingKind } from '../../db/secrets.js';
 import { generateSigningKeys, loadOrCreateSigningKeys, SIGNING_KEYS } from '../../auth/keys.js';
@@ -59,6 +62,12 @@ function kidOf(idToken: string): string {
   return decodeProtectedHeader(idToken).kid!;
 }
 
+const UUID = '[0-9a-f-]{36}';
+
+async function storedRings(db: Db) {
+  return db('secrets').whereIn('name', ['jwks', 'cookie_keys']).orderBy('name').select('name', 'value');
+}
+
 function assertRefused(t: ExecutionContext, result: { code: number; out: string; err: string }, message: RegExp): void {
   t.is(result.code, 1, result.err);
   t.is(result.out, '');
@@ -90,7 +99,14 @@ for (const kind of databasesUnderTest()) {
       const newKids = [...added.out.matchAll(/([0-9a-f-]{36}) \((ES256|RS256)\)/g)].map((m) => m[1]);
       t.is(newKids.length, 2, added.out);
       t.deepEqual((await publishedKeys(server)).keys.map((key) => key.kid), keysBefore, 'a running instance changes nothing until it restarts');
+      // Activating now would let a restarted instance sign with keys this one does not publish.
+      const stored = await storedRings(server.portico.context.db);
+      const early = await admin(database, 'keys', 'activate');
+      assertRefused(t, early, new RegExp(`^error: not every running instance publishes the added keys yet: restart instance ${UUID} \\(${os.hostname()}, pid ${process.pid}, started [^)]+\\), then run keys activate again$`));
+      t.deepEqual(await storedRings(server.portico.context.db), stored, 'the refused activation wrote nothing');
+      t.regex((await admin(database, 'keys', 'list')).out, /running instances \(seen in the last 30 s\):\n {2}instance .*: restart it to take up the stored keys\n/);
       await restart();
+      t.regex((await admin(database, 'keys', 'list')).out, /running instances \(seen in the last 30 s\):\n {2}instance .*: has the stored keys\n/, 'the old instance left when it stopped');
       const published = (await publishedKeys(server)).keys;
       t.deepEqual(published.map((key) => key.kid), [...keysBefore, ...newKids], 'the new keys are published after the current ones');
       for (const key of published.filter((k) => newKids.includes(k.kid!))) t.deepEqual(key.key_ops, ['verify'], 'an added key only verifies');
@@ -103,6 +119,8 @@ for (const kind of databasesUnderTest()) {
       const activated = await admin(database, 'keys', 'activate');
       t.is(activated.code, 0, activated.err);
       t.regex(activated.out, /run keys retire once ID tokens \(1 h\) and sign-ins \(12 h\)/);
+      // Retiring now would unpublish the keys this instance still signs with.
+      assertRefused(t, await admin(database, 'keys', 'retire'), /^error: a running instance still signs with the keys keys activate replaced: restart instance .*, then run keys retire again$/);
       await restart();
       const after = await signInWithIdToken(server);
       t.true(newKids.includes(kidOf(after.idToken)), 'a new key signs');
@@ -224,4 +242,54 @@ for (const kind of databasesUnderTest()) {
       }
     }
   });
+}
+
+testOnEachDatabase('running instances are known to the keys commands: kept seen while they run, gone when they stop, ignored once silent', async (t, database) => {
+  const { db } = database;
+  const keys = { published: ['k1'], signing: ['k1'], cookieVerify: ['c1'], cookieSign: 'c1' };
+  const failures: unknown[] = [];
+  const gone = { id: 'left-two-days-ago', host: 'old', pid: 1, started_at: Date.now() - 3 * 86_400_000, seen_at: Date.now() - 2 * 86_400_000, keys: JSON.stringify(keys) };
+  await db('instances').insert(gone);
+  const first = await registerInstance(db, keys, (error) => failures.push(error), 40);
+  const second = await registerInstance(db, keys, (error) => failures.push(error));
+  try {
+    t.is(await db('instances').where({ id: gone.id }).first(), undefined, 'an instance gone for a day is forgotten at the next start');
+    t.deepEqual((await liveInstances(db)).map((instance) => instance.id).sort(), [first.id, second.id].sort());
+
+    // keys rotate (add and activate at once) is for a single instance.
+    await loadOrCreateSigningKeys(db);
+    await loadOrCreateCookieKeys(db);
+    const stored = await storedRings(db);
+    const refused = await admin(database, 'keys', 'rotate');
+    assertRefused(t, refused, /^error: 2 instances are running \(instance .*; instance .*\): rotate in stages instead/);
+    t.true(refused.err.includes(first.id) && refused.err.includes(second.id), 'the refusal names both');
+    t.deepEqual(await storedRings(db), stored, 'the refused rotation wrote nothing');
+
+    // The heartbeat keeps an instance seen, and writes its row again if it went missing.
+    const seen = Number((await db('instances').where({ id: first.id }).first('seen_at')).seen_at);
+    await waitFor(async () => Number((await db('instances').where({ id: first.id }).first('seen_at'))?.seen_at ?? 0) > seen);
+    await db('instances').where({ id: first.id }).delete();
+    await waitFor(async () => (await db('instances').where({ id: first.id }).first()) !== undefined);
+
+    // One that stopped without saying so counts only until LIVE_MS after it was last seen.
+    await db('instances').where({ id: second.id }).update({ seen_at: Date.now() - LIVE_MS - 1_000 });
+    t.deepEqual((await liveInstances(db)).map((instance) => instance.id), [first.id]);
+    const rotated = await admin(database, 'keys', 'rotate');
+    t.is(rotated.code, 0, rotated.err);
+
+    await first.close();
+    t.is(await db('instances').where({ id: first.id }).first(), undefined, 'an instance that stops removes itself');
+    t.deepEqual(failures, []);
+  } finally {
+    await first.close();
+    await second.close();
+  }
+});
+
+async function waitFor(condition: () => Promise<boolean>, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }

@@ -13,8 +13,8 @@ import { startMcpServer, grant, rawCall } from '../helpers/mcp.js';
 import { sample } from '../helpers/schema_sample.js';
 
 // Bookkeeping that a read may legitimately touch: its own audit record, the connection's use
-// counters, the OAuth store, confirmations, migrations.
-const BOOKKEEPING = /^(audit_log|audit_heads|connections|oidc_payloads|mcp_confirmations|secrets|surfaces|knex_migrations.*)$/;
+// counters, the OAuth store, confirmations, migrations, the running instances (their heartbeat).
+const BOOKKEEPING = /^(audit_log|audit_heads|connections|oidc_payloads|mcp_confirmations|secrets|surfaces|instances|knex_migrations.*)$/;
 
 for (const kind of databasesUnderTest()) {
   test(`no read tool of the catalog writes product data [${kind}]`, async (t) => {
