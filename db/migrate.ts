@@ -25,6 +25,7 @@ import * as consoleSessions from './migrations/20261123_0018_console_sessions.js
 import * as tenantSuspension from './migrations/20261124_0019_tenant_suspension.js';
 import * as userDisable from './migrations/20261124_0020_user_disable.js';
 import * as instances from './migrations/20261124_0021_instances.js';
+import * as harvestSearchText from './migrations/20261124_0022_harvest_search_text.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -53,6 +54,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261124_0019_tenant_suspension', tenantSuspension],
   ['20261124_0020_user_disable', userDisable],
   ['20261124_0021_instances', instances],
+  ['20261124_0022_harvest_search_text', harvestSearchText],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -84,6 +84,15 @@ export interface SqlRunner {
   insert(table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<void>;
 }
 
+/**
+ * SQL's lower() as PostgreSQL has it: SQLite's own folds only ASCII, so a case-insensitive filter
+ * (`lower(column) like ?`, mcp/products/common.ts) found "ÉTUDES" on PostgreSQL and not here.
+ * Registered on every connection, it replaces the built-in one (no index is built on lower()).
+ */
+function unicodeLower(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value).toLowerCase();
+}
+
 /** What SQLite's busy_timeout would wait, in total, before a statement fails as unavailable. */
 const BUSY_BUDGET_MS = 5_000;
 const MAX_CACHED_STATEMENTS = 256;
@@ -153,6 +162,7 @@ export function sqliteClient({ pragmas, readOnly = false }: SqliteOptions): new 
       const connection = new Database(this.connectionSettings.filename, { timeout: 0 });
       try {
         for (const pragma of pragmas) await retryBusy(() => connection.pragma(pragma));
+        connection.function('lower', { deterministic: true }, unicodeLower);
       } catch (error) {
         connection.close();
         throw error;

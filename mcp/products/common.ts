@@ -27,10 +27,20 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-function decodeCursor(cursor: string): { at: number; id: string } {
+const CURSOR_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The largest value of an integer (int4) column: a cursor key above it is none of ours. */
+export const INT4_MAX = 2 ** 31 - 1;
+
+/**
+ * A cursor's key and record id, refused as `invalid_arguments` unless it could be one this server
+ * issued: a non-negative integer key up to `maxKey` and a record id (a UUID). Anything else (a
+ * key past the column's type, U+0000 in the id) would reach the SQL and fail there as `internal`.
+ */
+export function decodeCursor(cursor: string, maxKey = Number.MAX_SAFE_INTEGER): { at: number; id: string } {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof at === 'number' && Number.isSafeInteger(at) && typeof id === 'string' && id.length <= 36) return { at, id };
+    if (typeof at === 'number' && Number.isSafeInteger(at) && at >= 0 && at <= maxKey && typeof id === 'string' && CURSOR_ID.test(id)) return { at, id };
   } catch {
     // fall through: any undecodable cursor is the caller's mistake, answered below
   }
@@ -50,10 +60,12 @@ export async function pageOf<Row extends { id: string }>(
   table: string,
   args: { limit?: number; cursor?: string },
   column = 'created_at',
+  /** The largest key the column holds: epoch ms by default, INT4_MAX for an integer column. */
+  maxKey = Number.MAX_SAFE_INTEGER,
 ): Promise<Page<Row>> {
   const limit = args.limit ?? DEFAULT_PAGE;
   if (args.cursor) {
-    const after = decodeCursor(args.cursor);
+    const after = decodeCursor(args.cursor, maxKey);
     query.where((q) =>
       q.where(`${table}.${column}`, '<', after.at).orWhere((same) => same.where(`${table}.${column}`, after.at).andWhere(`${table}.id`, '<', after.id)));
   }
@@ -161,7 +173,9 @@ export const instantArg = z
   .string()
   .max(40)
   .regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/, 'must be an ISO 8601 date-time with a time zone, e.g. 2026-11-01T12:00:00Z')
-  .refine((value) => !Number.isNaN(Date.parse(value)), 'is not a valid date-time');
+  // Date.parse rolls a day that does not exist over into the next month (2026-02-30 → 2026-03-02):
+  // the calendar date must exist, as for dateArg.
+  .refine((value) => !Number.isNaN(Date.parse(value)) && dateToMs(value.slice(0, 10)) !== undefined, 'is not a valid date-time');
 
 /** A one-line, trimmed text argument. */
 export function textArg(max: number, min = 1) {
@@ -177,4 +191,19 @@ export const DAY_MS = 86_400_000;
  */
 export function granted(context: { connection: { scopes: ReadonlySet<string> } }, scope: string): boolean {
   return context.connection.scopes.has(scope);
+}
+
+/**
+ * `record` as the grant may see it: each part that another scope guards (`guarded`: part → scope)
+ * and the grant does not hold is left out, and `<part>_omitted` names the scope that shows it.
+ * Tools, resources and prompts that show the same record use the same guards.
+ */
+export function asGranted(context: { connection: { scopes: ReadonlySet<string> } }, record: object, guarded: Record<string, string>): Record<string, unknown> {
+  const shown: Record<string, unknown> = { ...record };
+  for (const [part, scope] of Object.entries(guarded)) {
+    if (granted(context, scope)) continue;
+    delete shown[part];
+    shown[`${part}_omitted`] = `reading ${part.replaceAll('_', ' ')} needs the scope ${scope}`;
+  }
+  return shown;
 }

@@ -191,8 +191,9 @@ each('a statement of work is created from a deal at proposal or won, with milest
 
   await assertConfirmedToolError(t, env, 'globex', SOWS, 'cavalier.complete_sow', { sow_id: sow.id }, 'conflict');
   t.like(await env.ok(t, 'globex', SOWS, 'cavalier.update_sow_status', { sow_id: sow.id, status: 'signed' }), { status: 'signed', previous_status: 'draft' });
-  const withSow = await env.ok(t, 'globex', DEALS, 'cavalier.get_deal', { deal_id: deal.id });
+  const withSow = await env.ok(t, 'globex', [...DEALS, 'cavalier.sows.read'], 'cavalier.get_deal', { deal_id: deal.id });
   t.deepEqual(withSow.sows.map((s: any) => [s.id, s.status]), [[sow.id, 'signed']]);
+  t.is((await env.ok(t, 'globex', DEALS, 'cavalier.get_deal', { deal_id: deal.id })).sows_omitted, 'reading sows needs the scope cavalier.sows.read');
 
   await assertInvalidArguments(t, env, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'x', scope_summary: 'y', milestones: [] }, 'milestones');
   await assertInvalidArguments(t, env, 'globex', SOWS, 'cavalier.create_sow', { deal_id: deal.id, title: 'x', scope_summary: 'y', milestones: [{ ...milestones[0], due_date: '1 Feb 2027' }] }, 'milestones.0.due_date');

@@ -88,10 +88,13 @@ each('health records: vaccinations, visits and medications are recorded and read
   t.deepEqual(records.medications.map((m: any) => m.name), ['Probiotic', 'Metacam']);
   const onlyVisits = await env.ok(t, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, kind: 'visits' });
   t.deepEqual(Object.keys(onlyVisits).sort(), ['pet', 'visits']);
-  const full = await env.ok(t, 'acme', PETS, 'pawvault.get_pet', { pet_id: pet.id });
+  const full = await env.ok(t, 'acme', [...PETS, 'pawvault.health.read'], 'pawvault.get_pet', { pet_id: pet.id });
   t.is(full.microchip_number, '250268500123456');
   t.is(full.uri, `portico://pawvault/pets/${pet.id}`);
   t.is(full.medications.length, 2);
+  const profileOnly = await env.ok(t, 'acme', PETS, 'pawvault.get_pet', { pet_id: pet.id });
+  t.is(profileOnly.medications, undefined);
+  t.is(profileOnly.medications_omitted, 'reading medications needs the scope pawvault.health.read');
 
   const updated = await env.ok(t, 'acme', PETS, 'pawvault.update_pet', { pet_id: pet.id, weight_kg: 2.1, microchip_number: null, notes: 'Loves kale' });
   t.is(updated.weight_kg, 2.1);

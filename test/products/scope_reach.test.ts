@@ -41,6 +41,68 @@ mcpTest('aegis: a scan read as a resource carries its findings only for grants t
   t.true(Array.isArray(both.findings) && both.findings.length > 0);
 });
 
+mcpTest('cavalier: a deal shows its quotes and statements of work only to grants that may read them, as tool, resource and prompt', async (t, server) => {
+  const quote = await server.db('cavalier_quotes').where({ tenant_id: server.tenants.acme.id }).whereNotNull('deal_id').first('id', 'deal_id');
+  t.truthy(quote, 'the demo has a quote attached to a deal');
+  const views = async (scopes: string[]) => {
+    const call = await session(server, 'cavalier', scopes);
+    const tool = (await call('tools/call', { name: 'cavalier.get_deal', arguments: { deal_id: quote.deal_id } })).body.result.structuredContent;
+    const resource = JSON.parse((await call('resources/read', { uri: `portico://cavalier/deals/${quote.deal_id}` })).body.result.contents[0].text);
+    const prompt = JSON.stringify((await call('prompts/get', { name: 'cavalier.draft_sow_from_deal', arguments: { deal_id: quote.deal_id } })).body.result);
+    return { tool, resource, prompt };
+  };
+  const dealsOnly = await views(['cavalier.deals.read']);
+  for (const [name, view] of [['get_deal', dealsOnly.tool], ['the deal resource', dealsOnly.resource]] as const) {
+    t.is(view.quotes, undefined, name);
+    t.is(view.sows, undefined, name);
+    t.is(view.quotes_omitted, 'reading quotes needs the scope cavalier.quotes.read', name);
+    t.is(view.sows_omitted, 'reading sows needs the scope cavalier.sows.read', name);
+  }
+  t.false(dealsOnly.prompt.includes(quote.id), 'the prompt embeds no quote id');
+  t.false(dealsOnly.prompt.includes('total_minor'), 'nor any quote total');
+  const all = await views(['cavalier.deals.read', 'cavalier.quotes.read', 'cavalier.sows.read']);
+  t.true(all.tool.quotes.some((q: { id: string }) => q.id === quote.id));
+  t.true(all.resource.quotes.some((q: { id: string }) => q.id === quote.id));
+  t.true(Array.isArray(all.tool.sows) && all.tool.quotes_omitted === undefined);
+  t.true(all.prompt.includes(quote.id));
+});
+
+mcpTest('aegis: starting a scan returns its findings only to grants that may read findings', async (t, server) => {
+  const start = async (scopes: string[]) => (await (await session(server, 'aegis', scopes))('tools/call', { name: 'aegis.start_scan', arguments: {} })).body.result.structuredContent;
+  const scansOnly = await start(['aegis.scans.write']);
+  t.is(scansOnly.findings, undefined);
+  t.is(scansOnly.findings_omitted, 'reading findings needs the scope aegis.findings.read');
+  t.true(typeof scansOnly.id === 'string' && typeof scansOnly.uri === 'string', 'the scan itself is returned');
+  const both = await start(['aegis.scans.write', 'aegis.findings.read']);
+  t.true(Array.isArray(both.findings) && both.findings.length > 0);
+});
+
+mcpTest('pawvault: a pet shows its health records only to grants that may read them, and the vet-visit prompt its profile only to grants that may read profiles', async (t, server) => {
+  const pet = await server.db('pawvault_pets').where({ tenant_id: server.tenants.acme.id }).whereNotNull('microchip_number')
+    .whereExists((q) => q.select(1).from('pawvault_vaccinations').whereRaw('pawvault_vaccinations.pet_id = pawvault_pets.id')).first('id', 'microchip_number', 'breed');
+  t.truthy(pet, 'the demo has a microchipped pet with vaccinations');
+  const petsOnly = await session(server, 'pawvault', ['pawvault.pets.read']);
+  const tool = (await petsOnly('tools/call', { name: 'pawvault.get_pet', arguments: { pet_id: pet.id } })).body.result.structuredContent;
+  const resource = JSON.parse((await petsOnly('resources/read', { uri: `portico://pawvault/pets/${pet.id}` })).body.result.contents[0].text);
+  for (const [name, view] of [['get_pet', tool], ['the pet resource', resource]] as const) {
+    t.is(view.microchip_number, pet.microchip_number, `${name} shows the profile`);
+    t.is(view.vaccinations, undefined, name);
+    t.is(view.vaccinations_omitted, 'reading vaccinations needs the scope pawvault.health.read', name);
+    t.is(view.visits, undefined, name);
+    t.is(view.medications, undefined, name);
+  }
+  const healthOnly = await session(server, 'pawvault', ['pawvault.health.read']);
+  const prompt = await healthOnly('prompts/get', { name: 'pawvault.prepare_vet_visit', arguments: { pet_id: pet.id } });
+  t.is(prompt.status, 200, prompt.text);
+  const text = JSON.stringify(prompt.body.result);
+  t.false(text.includes(pet.microchip_number), 'no microchip number without pawvault.pets.read');
+  t.regex(text, /may not read the pet's profile: pawvault\.pets\.read/);
+  t.regex(text, /Vaccinations due or overdue/, 'the health records are there');
+  const both = await session(server, 'pawvault', ['pawvault.pets.read', 'pawvault.health.read']);
+  t.true(Array.isArray((await both('tools/call', { name: 'pawvault.get_pet', arguments: { pet_id: pet.id } })).body.result.structuredContent.vaccinations));
+  t.true(JSON.stringify((await both('prompts/get', { name: 'pawvault.prepare_vet_visit', arguments: { pet_id: pet.id } })).body.result).includes(pet.microchip_number));
+});
+
 mcpTest('herald: reviewing a broadcast lists NDA-only documents only for grants that may read the trust center', async (t, server) => {
   const broadcast = await server.db('herald_broadcasts').where({ tenant_id: server.tenants.acme.id }).first('id');
   const nda = await server.db('herald_documents').where({ tenant_id: server.tenants.acme.id, visibility: 'nda', status: 'published' }).first('title');

@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { iso, pageOf, type NewRow, type Page } from '../common.js';
+import { INT4_MAX, iso, pageOf, type NewRow, type Page } from '../common.js';
 import { runChecks, SEVERITIES, SEVERITY_RANK, type ConnectionSnapshot, type MemberSnapshot, type Severity } from './checks.js';
 
 export const FINDING_STATUSES = ['open', 'resolved'] as const;
@@ -177,7 +177,7 @@ export function aegisRepository(scope: TenantScope) {
       const query = scope.from('aegis_findings').where('scan_id', scan.id);
       if (filter.severity) query.where('severity', filter.severity);
       if (filter.status) query.where('status', filter.status);
-      const page = await pageOf<DbFindingRow>(query, 'aegis_findings', filter, 'severity_rank');
+      const page = await pageOf<DbFindingRow>(query, 'aegis_findings', filter, 'severity_rank', INT4_MAX);
       return { scan_id: scan.id, items: page.items.map(findingView), next_cursor: page.next_cursor };
     },
 

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { defineProduct, definePrompt, defineResource, type ToolContext } from '../../../shared/catalog.js';
 import { granted } from '../common.js';
+import { dealAsGranted } from './granted.js';
 import { seedCavalierDemo } from './demo.js';
 import { cavalierRepository, type CavalierRepository } from './repository.js';
 import closeDeal from './tools/close_deal.js';
@@ -33,10 +34,10 @@ const quoteResource = defineResource<CavalierRepository>({
 const dealResource = defineResource<CavalierRepository>({
   collection: 'deals',
   title: 'Deal',
-  description: 'A deal with its stage, value, and the quotes and statements of work attached to it.',
+  description: 'A deal with its stage, value, and summaries of the quotes (with cavalier.quotes.read) and statements of work (with cavalier.sows.read) attached to it.',
   scope: 'cavalier.deals.read',
   mimeType: 'application/json',
-  read: (id, { repos }) => repos.deals.get(id),
+  read: async (id, context) => dealAsGranted(context, await context.repos.deals.get(id)),
 });
 
 const sowResource = defineResource<CavalierRepository>({
@@ -79,7 +80,9 @@ const draftSowFromDeal = definePrompt({
         : `The deal is at stage ${deal.stage}: cavalier.create_sow accepts only deals at proposal or won, so present the draft for review only.`,
     ].join('\n');
     return [
-      { role: 'user', content: { type: 'resource', resource: { uri: resourceUri('deals', deal.id), mimeType: 'application/json', text: JSON.stringify(deal, null, 2) } } },
+      // The deal's quote and SOW summaries are their own scopes' to show, as in the instructions above.
+      // The deal as its resource shows it to this grant (dealAsGranted).
+      { role: 'user', content: { type: 'resource', resource: { uri: resourceUri('deals', deal.id), mimeType: 'application/json', text: JSON.stringify(dealAsGranted(context, deal), null, 2) } } },
       ...quotes.map((quote) => ({
         role: 'user' as const,
         content: { type: 'resource' as const, resource: { uri: resourceUri('quotes', quote.id), mimeType: 'application/json', text: JSON.stringify(quote, null, 2) } },

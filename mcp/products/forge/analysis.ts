@@ -40,15 +40,15 @@ export function analyzeText(text: string): DocumentAnalysis {
 
   const headings: DocumentAnalysis['headings'] = [];
   lines.forEach((line, i) => {
-    const atx = /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
-    if (atx) headings.push({ level: atx[1].length, text: atx[2] });
+    const atx = atxHeading(line);
+    if (atx) headings.push(atx);
     else if (i > 0 && lines[i - 1].trim() && /^(=+|-+)\s*$/.test(line) && line.trim().length >= 3) {
       headings.push({ level: line.trim().startsWith('=') ? 1 : 2, text: lines[i - 1].trim() });
     }
   });
 
   const links = unique(normalised.match(/\bhttps?:\/\/[^\s<>()"'\]]+[^\s<>()"'\].,;:!?]/g) ?? []);
-  const emails = unique((normalised.match(/\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g) ?? []).map((e) => e.toLowerCase()));
+  const emails = unique(emailAddresses(normalised).map((e) => e.toLowerCase()));
   const datePattern = new RegExp(
     `\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b\\d{1,2}[./]\\d{1,2}[./]\\d{4}\\b|\\b\\d{1,2}\\s+(?:${MONTHS})\\.?\\s+\\d{4}\\b|\\b(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}\\b`,
     'gi',
@@ -56,7 +56,7 @@ export function analyzeText(text: string): DocumentAnalysis {
   const dates = unique(normalised.match(datePattern) ?? []);
 
   // Words: letters or digits with inner apostrophes or hyphens; links and addresses are not prose.
-  const prose = normalised.replace(/\bhttps?:\/\/\S+/g, ' ').replace(/\S+@\S+/g, ' ').replace(/^#{1,6}\s+/gm, '');
+  const prose = normalised.replace(/\bhttps?:\/\/\S+/g, ' ').replace(/(?<!\S)\S+@\S+/g, ' ').replace(/^#{1,6}\s+/gm, '');
   const words = prose.match(/[\p{L}\p{N}]+(?:['’-][\p{L}\p{N}]+)*/gu) ?? [];
   const body = prose.replace(/^(=+|-+)\s*$/gm, '').trim();
   const sentences = body ? body.split(/(?<=[.!?])\s+|\n{2,}/).filter((s) => /[\p{L}\p{N}]/u.test(s)).length : 0;
@@ -86,4 +86,59 @@ export function analyzeText(text: string): DocumentAnalysis {
     email_addresses: emails,
     dates,
   };
+}
+
+/*
+ * Linear-time forms of patterns that backtracked super-linearly on ordinary input (a long heading
+ * line of spaces, a long dotted or base64 token): the analysis runs on the event loop, where a
+ * quadratic or cubic pattern over a 500,000-character document stops the whole server.
+ */
+
+/**
+ * An ATX heading ("## Title ##"): one to six hashes, a space, the text without closing hashes
+ * and spaces; scanned by hand, as /^(#{1,6})\s+(.+?)\s*#*\s*$/ backtracks cubically on a long
+ * line of spaces.
+ */
+function atxHeading(line: string): { level: number; text: string } | undefined {
+  let level = 0;
+  while (line[level] === '#') level += 1;
+  if (level < 1 || level > 6 || !SPACE.test(line[level] ?? '')) return undefined;
+  const text = line.slice(level).trim();
+  let end = text.length;
+  while (end > 0 && text[end - 1] === '#') end -= 1;
+  const title = text.slice(0, end).trimEnd();
+  return title ? { level, text: title } : undefined;
+}
+
+const SPACE = /\s/;
+const LOCAL_CHAR = /[A-Za-z0-9._%+-]/;
+const WORD_CHAR = /[A-Za-z0-9_]/;
+const EMAIL_AT = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/y;
+
+/**
+ * What /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g finds, in linear time: a match's local
+ * part is the run of local characters just before an "@", from the run's first word boundary (the
+ * leftmost start), so each "@" is tried once, from one start.
+ */
+function emailAddresses(text: string): string[] {
+  const found: string[] = [];
+  let from = 0;
+  while (from < text.length) {
+    const at = text.indexOf('@', from);
+    if (at < 0) break;
+    let start = at;
+    while (start > from && LOCAL_CHAR.test(text[start - 1])) start -= 1;
+    while (start < at && !(WORD_CHAR.test(text[start]) !== (start > 0 && WORD_CHAR.test(text[start - 1])))) start += 1;
+    if (start < at) {
+      EMAIL_AT.lastIndex = start;
+      const match = EMAIL_AT.exec(text);
+      if (match) {
+        found.push(match[0]);
+        from = EMAIL_AT.lastIndex;
+        continue;
+      }
+    }
+    from = at + 1;
+  }
+  return found;
 }

@@ -3,7 +3,7 @@
  * for this call, inside the call's transaction; nothing here takes a tenant id.
  */
 import type { TemplateValues, TenantScope } from '../../../db/tenant_scope.js';
-import { AppError } from '../../../shared/errors.js';
+import { decodeCursor, encodeCursor } from '../common.js';
 
 export interface DbConversationRow {
   id: string;
@@ -68,7 +68,7 @@ function newestFirstQuery(query: import('knex').Knex.QueryBuilder, table: string
 function pageOf<Row extends { id: string }>(rows: Row[], limit: number, keyOf: (row: Row) => number): Page<Row> {
   const items = rows.slice(0, limit);
   const last = items.at(-1);
-  return { items, next_cursor: rows.length > limit && last ? Buffer.from(JSON.stringify([keyOf(last), last.id])).toString('base64url') : null };
+  return { items, next_cursor: rows.length > limit && last ? encodeCursor(keyOf(last), last.id) : null };
 }
 
 /** Newest first by (time column, id): a keyset cursor, stable while rows are added. */
@@ -81,16 +81,6 @@ async function newestFirst<Row extends { id: string }>(
 ): Promise<Page<Row>> {
   const rows = (await newestFirstQuery(query, table, column, page.limit + 1, page.cursor ? decodeCursor(page.cursor) : undefined)) as Row[];
   return pageOf(rows, page.limit, keyOf);
-}
-
-function decodeCursor(cursor: string): { at: number; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof at === 'number' && Number.isSafeInteger(at) && typeof id === 'string' && id.length <= 36) return { at, id };
-  } catch {
-    // any undecodable cursor is answered below
-  }
-  throw new AppError('invalid_arguments', 'cursor: not a cursor this tool returned', { details: { field: 'cursor' } });
 }
 
 export function forgeRepositories(scope: TenantScope) {
