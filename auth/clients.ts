@@ -15,6 +15,8 @@ export const MAX_REDIRECT_URIS = 10;
 export const MAX_METADATA_BYTES = 16 * 1024;
 /** What a consent page and the console can show of a self-chosen name. */
 const MAX_CLIENT_NAME = 200;
+/** C0 and C1 controls, DEL, zero-width and bidirectional formatting characters: a name must read as what it is. */
+const UNSHOWABLE_NAME = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
 
 /** oidc-provider's InvalidRedirectUri ignores a message and says "did not match", which is the authorize step's wording. */
 function withDescription<E extends Error>(error: E, description: string): E {
@@ -98,7 +100,7 @@ export function extraClientMetadata(): NonNullable<Configuration['extraClientMet
           throw new errors.InvalidClientMetadata(`client metadata must be at most ${MAX_METADATA_BYTES} bytes`);
         }
         const name = metadata.client_name;
-        if (name !== undefined && (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || /[\u0000-\u001f\u007f]/.test(name))) {
+        if (name !== undefined && (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || UNSHOWABLE_NAME.test(name))) {
           throw new errors.InvalidClientMetadata(`client_name must be 1-${MAX_CLIENT_NAME} characters without control characters`);
         }
         // Dynamic registration is for public clients only (RFC 7591 §3.2.1 lets the server replace

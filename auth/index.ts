@@ -6,6 +6,7 @@
  * The Provider is a Koa app; its middleware runs on the parent's context (what koa-mount does at
  * '/'), and requests it does not claim fall through to the rest of Portico.
  */
+import { createHash } from 'node:crypto';
 import type Koa from 'koa';
 import type { Mount, PorticoContext } from '../app.js';
 import { hashTokenId } from '../db/grant_store.js';
@@ -18,7 +19,8 @@ import { interactionRoutes } from './interactions.js';
 import { loadOrCreateSigningKeys, providerJwks } from './keys.js';
 import { cookieKeyFingerprint, registerInstance } from '../db/instances.js';
 import { errorReturns } from './error_return.js';
-import { createProvider, ROUTES } from './provider.js';
+import { PAGE_HEADERS } from './pages.js';
+import { createProvider, guardCodeResource, ROUTES } from './provider.js';
 import { offWhenIdle, providerStorage } from './provider_storage.js';
 import { WindowLimiter } from './rate_limit.js';
 import { ResourceRegistry } from './resources.js';
@@ -46,6 +48,7 @@ export function authMount(options: AuthMountOptions): Mount {
       refreshReuseGraceMs: options.refreshReuseGraceMs ?? 10_000,
       fetch: options.fetch,
     });
+    if (!(await guardCodeResource(provider))) log.warn('this oidc-provider keeps its grant handlers elsewhere: a code exchange naming a resource the code was not issued for spends the code');
 
     // Work started by provider events (which do not await listeners) finishes before the response
     // leaves: a client that saw its refresh refused also sees its connection revoked.
@@ -83,6 +86,12 @@ export function authMount(options: AuthMountOptions): Mount {
       pending.delete(ctx);
       const route = (ctx as { oidc?: { route?: string } }).oidc?.route;
       if (route) (ctx.state as PorticoState).route = `oauth.${route}`;
+      // oidc-provider's own auto-submitting pages (form_post, the account-switch step of resume)
+      // get the page headers too; their one inline script is allowed by its hash.
+      if (typeof ctx.body === 'string' && ctx.response.is('html') && !ctx.response.get('Content-Security-Policy')) {
+        const scripts = [...ctx.body.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]).digest('base64')}'`);
+        ctx.set({ ...PAGE_HEADERS, 'Content-Security-Policy': `${PAGE_HEADERS['Content-Security-Policy']}${scripts.length ? `; script-src ${scripts.join(' ')}` : ''}` });
+      }
       // The catalog decides at each request which products are live (midas ships later).
       if (route === 'discovery' && ctx.body && typeof ctx.body === 'object') {
         ctx.body = { ...(ctx.body as Record<string, unknown>), scopes_supported: resources.liveScopes() };

@@ -202,3 +202,41 @@ function rotateRefreshToken(ctx: KoaContextWithOIDC): boolean {
   if (ctx.oidc.client!.clientAuthMethod === 'none' && !refreshToken.isSenderConstrained()) return true;
   return refreshToken.ttlPercentagePassed() >= 70;
 }
+
+/** Not part of oidc-provider's API: the module that keeps each provider's internals (its grant handlers), looked up at start. */
+const PROVIDER_INTERNALS = 'oidc-provider/lib/helpers/weak_cache.js';
+
+/**
+ * oidc-provider's authorization_code grant consumes the code before it resolves the requested
+ * `resource` (grant_common.js issueTokens): an exchange naming a resource the grant does not hold
+ * was refused with `invalid_target` but spent the code, and the client's corrected retry looked
+ * like code replay and revoked the connection. This check runs before the provider's handler, for
+ * a live, unconsumed code of this client only (a consumed one still goes to replay detection).
+ * Returns false, and changes nothing, if this version of oidc-provider keeps its handlers elsewhere.
+ */
+export async function guardCodeResource(provider: Provider): Promise<boolean> {
+  type Handler = (ctx: KoaContextWithOIDC) => Promise<void>;
+  let handlers: Map<string, Handler> | undefined;
+  try {
+    const internals = ((await import(PROVIDER_INTERNALS)) as { default: (p: Provider) => { grantTypeHandlers?: unknown } | undefined }).default(provider);
+    if (internals?.grantTypeHandlers instanceof Map) handlers = internals.grantTypeHandlers as Map<string, Handler>;
+  } catch {
+    // not found where it is looked for: unguarded
+  }
+  const original = handlers?.get('authorization_code');
+  if (!handlers || !original) return false;
+  handlers.set('authorization_code', async (ctx) => {
+    const requested = ctx.oidc.params?.resource as string | string[] | undefined;
+    const value = ctx.oidc.params?.code;
+    if (requested !== undefined && typeof value === 'string') {
+      const code = await ctx.oidc.provider.AuthorizationCode.find(value, { ignoreExpiration: true });
+      if (code && !(code as { consumed?: unknown }).consumed && !code.isExpired && code.clientId === ctx.oidc.client?.clientId) {
+        const indicators = [requested].flat();
+        if (indicators.length !== 1) throw new errors.InvalidTarget('request exactly one resource: each product is connected separately');
+        if (!code.resourceIndicators.has(indicators[0])) throw new errors.InvalidTarget('the authorization code was not issued for this resource');
+      }
+    }
+    return original(ctx);
+  });
+  return true;
+}

@@ -293,7 +293,14 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
 
     app.use(router.routes());
-    app.use(router.allowedMethods({ throw: false }));
+    // A console route asked with another method: 405 with Allow now (router.allowedMethods acts only
+    // after next(), and the app's last middleware answers anything unclaimed with not_found first).
+    app.use(async (ctx, next) => {
+      const matched = (ctx as Context & { matched?: Array<{ methods: string[] }> }).matched ?? [];
+      const allowed = [...new Set(matched.flatMap((layer) => layer.methods))];
+      if (!allowed.length || allowed.includes(ctx.method)) return next();
+      throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`, { headers: { Allow: allowed.join(', ') } });
+    });
   };
 }
 
@@ -334,6 +341,8 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   if (format !== 'jsonl' && format !== 'csv') throw new AppError('invalid_request', 'format must be jsonl or csv');
   const { format: _f, ...rest } = ctx.query;
   const query = parseAuditQuery(viewer, rest as Record<string, string>);
+  // The same rule as the listing (auditFor): a connection of another organization or person is refused, not exported as empty.
+  if (query.filter.connectionId) await connectionFor(context.db, { ...viewer, scopes: undefined }, query.filter.connectionId);
   const { tenantId, ...filters } = query.filter;
   const whole = Object.values(filters).every((v) => v === undefined);
   const pages = whole ? chainPages(context.db, tenantId) : auditPages(context.db, query.filter);

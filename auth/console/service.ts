@@ -8,7 +8,7 @@ import type { EventBus } from '../../shared/events.js';
 import type { Db } from '../../db/connect.js';
 import type { Role } from '../../db/accounts.js';
 import { findConnectionView, listConnections, revokeConnection, type ConnectionView } from '../../db/grant_store.js';
-import { decodeCursor, queryAudit, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
+import { appendAudit, decodeCursor, queryAudit, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
 import { normaliseId } from '../../db/tenant_scope.js';
 
 export interface Viewer {
@@ -37,7 +37,14 @@ export async function connectionFor(db: Db, viewer: Viewer, rawId: string): Prom
   const id = normaliseId(rawId);
   const connection = id ? await findConnectionView(db, id) : undefined;
   if (!connection) throw new AppError('not_found', 'no such connection');
-  if (connection.tenant_id !== viewer.tenant.id) throw new AppError('forbidden_cross_tenant', 'the connection belongs to another organization');
+  if (connection.tenant_id !== viewer.tenant.id) {
+    // DESIGN.md §3: answered 403 and audited as such, in the caller's log (never the other tenant's).
+    await appendAudit(db, {
+      tenantId: viewer.tenant.id, userId: viewer.userId, product: 'console', kind: 'auth', name: 'console.connection',
+      args: { connection_id: id }, outcome: 'forbidden_cross_tenant', requestId: viewer.requestId,
+    });
+    throw new AppError('forbidden_cross_tenant', 'the connection belongs to another organization');
+  }
   if (viewer.role !== 'admin' && connection.user_id !== viewer.userId) throw new AppError('forbidden', "only an admin can see another person's connection");
   return connection;
 }
@@ -77,7 +84,9 @@ export function parseAuditQuery(viewer: Viewer, params: Record<string, string | 
     const value = one(name);
     if (value === undefined) return undefined;
     const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-    if (!Number.isFinite(ms)) throw new AppError('invalid_request', `${name} must be an ISO 8601 date or epoch milliseconds`);
+    // Only instants a Date can hold (±8.64e15 ms): anything past them is no time, and past 2^63 it
+    // is no bigint for PostgreSQL either.
+    if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw new AppError('invalid_request', `${name} must be an ISO 8601 date or epoch milliseconds`);
     return ms;
   };
   const limitRaw = one('limit');

@@ -1,0 +1,36 @@
+/**
+ * `from` and `to` on the console's audit listing and export are ISO 8601 or epoch milliseconds, and
+ * only instants a Date can hold: anything else is 400 invalid_request, never a 500 from the
+ * database (PostgreSQL's bigint) nor an export stream cut off without an answer.
+ */
+import test from 'ava';
+import { databasesUnderTest } from '../helpers/db.js';
+import { startConsole, signIn } from './setup.js';
+
+type Json = any; // response bodies are asserted field by field
+
+const OUT_OF_RANGE = ['from=99999999999999999999', 'to=9223372036854775807', `from=${'9'.repeat(400)}`];
+
+for (const kind of databasesUnderTest()) {
+  test(`an epoch beyond any date in from/to gets a stable code, never a 500 or a dropped export [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const admin = await f.consoleToken('acmeAdmin', 'acme');
+      for (const query of OUT_OF_RANGE) {
+        const listing = await f.api(`/audit?${query}`, admin);
+        const body: Json = await listing.json();
+        t.is(listing.status, 400, `${query}: ${JSON.stringify(body)}`);
+        t.is(body.error.code, 'invalid_request', query);
+
+        const exported = await f.api(`/audit/export?${query}`, admin).then(async (r) => ({ status: r.status, text: await r.text() }), (e: unknown) => ({ status: 0, text: String((e as Error).cause ?? e) }));
+        t.is(exported.status, 400, `export ${query}: ${exported.text.slice(0, 200)}`);
+        t.regex(exported.text, /invalid_request/);
+      }
+      const browser = await signIn(f, 'admin@acme.example');
+      const page = await browser.request(`/api/mcp/audit?${OUT_OF_RANGE[0]}`);
+      t.is(page.status, 400, 'the audit page');
+    } finally {
+      await f.close();
+    }
+  });
+}
