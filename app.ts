@@ -15,11 +15,14 @@ import { refuseNul, requestIdOf, restErrors, type PorticoState } from './shared/
 import { AppError, restErrorBody } from './shared/errors.js';
 import { connectDatabase, poolStats, ready, type Db } from './db/connect.js';
 import { translateDbError } from './db/errors.js';
-import { migrateLatest } from './db/migrate.js';
+import { exclusively, migrateLatest } from './db/migrate.js';
 import { keysInOrder, loadOrCreateCookieKeys, loadOrCreateSecret } from './db/secrets.js';
 import { seedDemoIfEmpty, type DemoCredential, type DemoSeeder } from './db/demo.js';
 
 export const VERSION = '0.1.0';
+
+/** How long shutdown waits for in-flight requests before it closes their connections. */
+export const DRAIN_MS = 10_000;
 
 export interface Secrets {
   /** Keys for signed cookies (the first signs; all verify). */
@@ -35,7 +38,12 @@ export interface PorticoContext {
   log: Logger;
   metrics: MetricsRegistry;
   secrets: Secrets;
-  /** Called on shutdown, before the pool closes (e.g. to end open streams). */
+  /**
+   * Called as shutdown begins, once the server has stopped accepting connections: ends what would
+   * never finish by itself (open streams) and refuses new work, so in-flight requests can drain.
+   */
+  onDrain(hook: () => Promise<void> | void): void;
+  /** Called on shutdown once in-flight requests have finished (or the drain's deadline passed), before the pool closes. */
   onClose(hook: () => Promise<void> | void): void;
 }
 
@@ -69,14 +77,16 @@ export async function loadSecrets(db: Db): Promise<Secrets> {
 export async function startPortico(config: Config, options: StartOptions = {}): Promise<Portico> {
   const log = options.log ?? createLogger(config.logLevel);
   const db = options.db ?? connectDatabase(config.database);
+  const drainHooks: Array<() => Promise<void> | void> = [];
   const closeHooks: Array<() => Promise<void> | void> = [];
+  let server: http.Server | undefined;
   try {
-    const applied = await migrateLatest(db);
+    // Instances starting together on one PostgreSQL take turns (db/migrate.ts exclusively).
+    const applied = await exclusively(db, () => migrateLatest(db));
     if (applied.length) log.info('migrations applied', { migrations: applied });
     const secrets = await loadSecrets(db);
     const metrics = new MetricsRegistry();
-    const context: PorticoContext = { config, db, log, metrics, secrets, onClose: (hook) => closeHooks.push(hook) };
-    const demoCredentials = config.demo ? await seedDemoIfEmpty(db, { password: config.demoPassword, seeders: options.seeders }) : undefined;
+    const context: PorticoContext = { config, db, log, metrics, secrets, onDrain: (hook) => drainHooks.push(hook), onClose: (hook) => closeHooks.push(hook) };
 
     const app = new Koa<PorticoState>({ keys: secrets.cookieKeys, proxy: config.trustProxy });
     app.silent = true;
@@ -92,7 +102,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
 
     // Slow senders (slowloris) are cut off once the whole request took longer than REQUEST_TIMEOUT_MS;
     // Node checks at connectionsCheckingInterval, so that follows the configured time-out.
-    const server = http.createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))) }, app.callback());
+    server = http.createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))) }, app.callback());
     server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => answerUnparsable(error, socket, log));
     server.headersTimeout = Math.min(30_000, config.requestTimeoutMs);
     server.requestTimeout = config.requestTimeoutMs;
@@ -102,10 +112,14 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
     });
+    const listening = server;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, config.host, () => resolve());
+      listening.once('error', reject);
+      listening.listen(config.port, config.host, () => resolve());
     });
+    // The demo is seeded once the port is ours: its passwords are shown once, so a start that
+    // could still fail must not have made them.
+    const demoCredentials = config.demo ? await exclusively(db, () => seedDemoIfEmpty(db, { password: config.demoPassword, seeders: options.seeders })) : undefined;
     const address = server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`;
@@ -113,21 +127,30 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     let closing: Promise<void> | undefined;
     const close = () =>
       (closing ??= (async () => {
-        // Stop accepting, let in-flight requests finish, end streams, then close the pool.
-        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
-        for (const hook of closeHooks.reverse()) await hook();
-        const deadline = setTimeout(() => sockets.forEach((s) => s.destroy()), 10_000);
+        // Stop accepting, end streams and refuse new work, let in-flight requests finish (at most
+        // DRAIN_MS), then close the parts and the pool.
+        const drained = new Promise<void>((resolve) => listening.close(() => resolve()));
+        for (const hook of drainHooks) await hook();
+        // Kept-alive connections go as soon as their last response is out.
+        const idle = setInterval(() => listening.closeIdleConnections(), 50);
+        listening.closeIdleConnections();
+        const deadline = setTimeout(() => sockets.forEach((s) => s.destroy()), DRAIN_MS);
         deadline.unref();
         await drained;
         clearTimeout(deadline);
+        clearInterval(idle);
+        for (const hook of closeHooks.reverse()) await hook();
         if (!options.db) await db.destroy();
       })());
 
-    return { app, server, context, url, demoCredentials, close };
+    return { app, server: listening, context, url, demoCredentials, close };
   } catch (error) {
     // A start that failed (the port taken, a migration refused) leaves nothing running: the parts
     // mounted so far (the event relay's LISTEN connection, timers) are closed before the pool.
+    if (server?.listening) {
+      server.close();
+      server.closeAllConnections();
+    }
     for (const hook of closeHooks.reverse()) await Promise.resolve().then(hook).catch(() => undefined);
     if (!options.db) await db.destroy().catch(() => undefined);
     throw error;

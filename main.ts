@@ -1,7 +1,7 @@
 /** `npm start`: read the configuration, start Portico, stop gracefully on SIGTERM/SIGINT. */
 import { ConfigError, loadConfig, type Config } from './shared/config.js';
 import { bufferedStdout, createLogger } from './shared/log.js';
-import { startPortico } from './app.js';
+import { DRAIN_MS, startPortico } from './app.js';
 import { defaultMounts, defaultSeeders } from './mounts.js';
 
 let config: Config;
@@ -31,12 +31,22 @@ if (portico.demoCredentials) {
 }
 log.info('portico listening', { url: portico.url, auth_url: config.authUrl, mcp_url: config.mcpUrl, api_url: config.apiUrl, database: config.database.kind });
 
+/** Shutdown gives in-flight requests DRAIN_MS; past this the process exits anyway (a database that stopped answering). */
+const SHUTDOWN_DEADLINE_MS = DRAIN_MS + 10_000;
+
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
-    if (stopping) return;
+    if (stopping) {
+      log.warn('a second signal during shutdown: exiting now', { signal });
+      process.exit(1);
+    }
     stopping = true;
     log.info('shutting down', { signal });
+    setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting', { deadline_ms: SHUTDOWN_DEADLINE_MS });
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     portico.close().then(
       () => process.exit(0),
       (error: unknown) => {

@@ -23,10 +23,13 @@ const PEOPLE: Array<{ email: string; name: string; in: Array<[slug: string, role
   { email: 'multi@example.com', name: 'Morgan Multi', in: [['acme', 'member'], ['globex', 'member']] },
 ];
 
-/** Seeds only when there are no users at all; returns the credentials to print, or undefined. */
+/**
+ * Seeds only a database with no users and no organizations (one an operator has begun to fill
+ * with the admin CLI is left alone); returns the credentials to print, or undefined.
+ */
 export async function seedDemoIfEmpty(db: Db, options: { password?: string; seeders?: DemoSeeder[] } = {}): Promise<DemoCredential[] | undefined> {
   return db.transaction(async (trx) => {
-    if ((await countUsers(trx)) > 0) return undefined;
+    if ((await countUsers(trx)) > 0 || (await trx('tenants').first('id'))) return undefined;
     const tenants = {
       acme: await createTenant(trx, { slug: 'acme', name: 'Acme Corporation' }),
       globex: await createTenant(trx, { slug: 'globex', name: 'Globex Industries' }),

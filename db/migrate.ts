@@ -3,7 +3,8 @@
  * TypeScript sources (tests) and from the compiled dist/ (npm start). Add new files at the end.
  */
 import type { Knex } from 'knex';
-import type { Db } from './connect.js';
+import pg from 'pg';
+import { dialectOf, type Db } from './connect.js';
 import * as accounts from './migrations/20261121_0001_accounts.js';
 import * as oauthStore from './migrations/20261121_0002_oauth_store.js';
 import * as audit from './migrations/20261121_0003_audit.js';
@@ -67,4 +68,27 @@ const source: Knex.MigrationSource<[string, Migration]> = {
 export async function migrateLatest(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
   return applied;
+}
+
+/**
+ * Runs `work` while no other Portico on the same PostgreSQL database and schema runs its own:
+ * instances started together would otherwise race to create knex's migration table and to seed
+ * the demo, and one of them would fail to start. The lock is PostgreSQL's advisory lock, held by a
+ * session of its own, so ending that session releases it whatever happens to `work`. SQLite takes
+ * its writers one at a time by itself.
+ */
+export async function exclusively<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  if (dialectOf(db) !== 'postgres') return work();
+  const { connection, searchPath } = (db.client as { config: { connection: string | pg.ClientConfig; searchPath?: string | string[] } }).config;
+  const session = new pg.Client(typeof connection === 'string' ? { connectionString: connection } : connection);
+  session.on('error', () => undefined); // a lost session releases the lock; `work` goes on without it
+  await session.connect();
+  try {
+    const schemas = searchPath === undefined ? [] : [searchPath].flat();
+    if (schemas.length) await session.query(`set search_path to ${schemas.map((schema) => session.escapeIdentifier(schema)).join(', ')}`);
+    await session.query(`select pg_advisory_lock(hashtext('portico.start ' || current_schema()))`);
+    return await work();
+  } finally {
+    await session.end().catch(() => undefined);
+  }
 }

@@ -101,6 +101,8 @@ export class McpHost {
   private readonly allowedHost: HostCheck;
   /** RATE_LIMIT_PER_MINUTE, counted per connection (DESIGN.md §10). */
   private readonly limiter: WindowLimiter;
+  /** Shutting down (drain): new requests are refused. */
+  private draining = false;
 
   constructor(private readonly deps: HostDeps) {
     this.sessions = new SessionRegistry({ idleMs: deps.config.sessionIdleMs, maxPerConnection: deps.config.maxSessionsPerConnection });
@@ -130,6 +132,7 @@ export class McpHost {
         ctx.set('Allow', 'GET, POST, DELETE');
         throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use POST, GET or DELETE`);
       }
+      if (this.draining) throw new AppError('unavailable', 'this instance is shutting down; try again', { headers: { 'Retry-After': '1', Connection: 'close' } });
       if (ctx.method === 'POST') message = await this.readMessage(ctx);
       token = bearerOf(ctx);
 
@@ -423,6 +426,15 @@ export class McpHost {
 
   async notifyToolsChanged(productId: string): Promise<void> {
     await Promise.all(this.sessions.ofProduct(productId).map((s) => s.server.sendToolListChanged().catch(() => undefined)));
+  }
+
+  /**
+   * Shutdown begins: every GET stream ends (a client reconnects, through the load balancer, to
+   * another instance) and new requests are refused with 503, while calls in flight finish.
+   */
+  drain(): void {
+    this.draining = true;
+    for (const session of this.sessions.all()) session.transport.closeStandaloneSSEStream();
   }
 
   async close(): Promise<void> {

@@ -60,6 +60,7 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
       principals.dropConnection(id);
       return host.sessions.closeConnection(id);
     }, log));
+    context.onDrain(() => host.drain());
     context.onClose(async () => {
       await host.close();
       await pipeline.close();

@@ -78,6 +78,10 @@ export class SessionRegistry {
     return [...this.sessions.values()].filter((s) => s.product === product);
   }
 
+  all(): Session[] {
+    return [...this.sessions.values()];
+  }
+
   countOf(connectionId: string): number {
     let n = 0;
     for (const s of this.sessions.values()) if (s.connectionId === connectionId) n += 1;
