@@ -17,8 +17,18 @@ try {
 
 const stdout = bufferedStdout();
 const log = createLogger(config.logLevel, stdout.sink);
+/** Why the server could not listen, in the operator's terms (the variable to change), by the system's error code. */
+const LISTEN_PROBLEMS: Record<string, string> = {
+  EADDRINUSE: 'the port is in use: stop what holds it, or choose another PORT',
+  EACCES: 'not allowed to listen on this port: choose a PORT above 1023, or grant the permission',
+  EADDRNOTAVAIL: 'HOST is not an address of this machine',
+  ENOTFOUND: 'HOST does not resolve to an address of this machine',
+};
+
 const portico = await startPortico(config, { log, mounts: defaultMounts(), seeders: defaultSeeders() }).catch((error: unknown) => {
-  log.error('start failed', { err: error });
+  const problem = LISTEN_PROBLEMS[(error as { code?: string }).code ?? ''];
+  if (problem && (error as { syscall?: string }).syscall !== 'connect') log.error(`start failed: cannot listen on ${config.host}:${config.port}: ${problem}`);
+  else log.error('start failed', { err: error });
   process.exit(1);
 });
 

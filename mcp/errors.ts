@@ -9,6 +9,8 @@ import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
 export const JSON_RPC_CODES: Partial<Record<ErrorCode, number>> = {
   invalid_json: -32700,
   invalid_request: -32600,
+  // The SDK's own transport answers a method it does not serve with -32000 too.
+  method_not_allowed: -32000,
   unknown_tool: -32602,
   invalid_arguments: -32602,
   invalid_token: -32010,

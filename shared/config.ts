@@ -2,6 +2,7 @@
  * Configuration, read and validated once at start (DESIGN.md §1).
  * A bad value throws a ConfigError that names the variable; main.ts prints it and exits.
  */
+import net from 'node:net';
 import path from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './log.js';
 
@@ -70,12 +71,16 @@ type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
-  const authUrl = baseUrl(env, 'PUBLIC_AUTH_URL', `http://localhost:${port || 8080}`);
+  // Port 0 (any free port) cannot be named in the URLs clients are given: those come from PUBLIC_AUTH_URL then.
+  if (port === 0 && !env.PUBLIC_AUTH_URL?.trim()) throw new ConfigError('PORT', '0 (any free port) needs PUBLIC_AUTH_URL, since the URLs given to clients must name the port');
+  const authUrl = baseUrl(env, 'PUBLIC_AUTH_URL', `http://localhost:${port}`);
+  // The OAuth endpoints and their metadata are served at the root of {auth_url} (DESIGN.md §1).
+  if (new URL(authUrl).pathname !== '/') throw new ConfigError('PUBLIC_AUTH_URL', 'must be an origin without a path (the OAuth endpoints and metadata are served at its root); PUBLIC_MCP_URL and PUBLIC_API_URL may have paths');
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const toolTimeoutMs = integer(env, 'TOOL_TIMEOUT_MS', 15_000, 100, 600_000);
   return {
     port,
-    host: env.HOST || '0.0.0.0',
+    host: listenHost(env),
     authUrl,
     mcpUrl: baseUrl(env, 'PUBLIC_MCP_URL', `${authUrl}/mcp`),
     apiUrl: baseUrl(env, 'PUBLIC_API_URL', `${authUrl}/api`),
@@ -125,6 +130,15 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got ${JSON.stringify(env[name])}`);
   }
   return raw as T;
+}
+
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** The address to bind: an IP address or a host name. */
+function listenHost(env: Env): string {
+  const host = env.HOST?.trim() || '0.0.0.0';
+  if (!net.isIP(host) && !HOST_NAME.test(host)) throw new ConfigError('HOST', `not an IP address or host name: ${JSON.stringify(host)}`);
+  return host;
 }
 
 function baseUrl(env: Env, name: string, fallback: string): string {

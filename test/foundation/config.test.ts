@@ -63,7 +63,11 @@ test('DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: 60 s, or longer than a long TOOL_
 const bad: Array<[string, string]> = [
   ['PORT', 'eighty'],
   ['PORT', '70000'],
+  ['PORT', '0'],
+  ['HOST', 'not a host'],
+  ['HOST', 'bad_name.example'],
   ['PUBLIC_AUTH_URL', 'not a url'],
+  ['PUBLIC_AUTH_URL', 'https://portico.example/auth'],
   ['PUBLIC_MCP_URL', 'ftp://x'],
   ['PUBLIC_API_URL', 'https://x/?q=1'],
   ['DATABASE_URL', 'mysql://x'],
@@ -91,4 +95,10 @@ test('PostgreSQL settings are checked on SQLite too, where they do nothing: a ty
   const error = t.throws(() => loadConfig({ TOOL_TIMEOUT_MS: '90000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '60000' }), { instanceOf: ConfigError });
   t.regex(error.message, /must be longer than TOOL_TIMEOUT_MS/);
   t.deepEqual(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off', DATA_DIR: '/tmp/x' }).database, { kind: 'sqlite', filename: '/tmp/x/portico.sqlite' });
+});
+
+test('PORT 0 (any free port) is accepted with PUBLIC_AUTH_URL; HOST takes addresses and host names', (t) => {
+  t.is(loadConfig({ PORT: '0', PUBLIC_AUTH_URL: 'https://portico.example' }).port, 0);
+  for (const host of ['127.0.0.1', '::1', '0.0.0.0', 'localhost', 'portico-1.internal.example']) t.is(loadConfig({ HOST: host }).host, host);
+  t.is(loadConfig({ PUBLIC_AUTH_URL: 'https://portico.example/', PUBLIC_MCP_URL: 'https://portico.example/tools/mcp' }).mcpUrl, 'https://portico.example/tools/mcp', 'the MCP and API URLs may have paths');
 });

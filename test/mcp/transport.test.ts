@@ -162,7 +162,9 @@ mcpTest('GET without a session is refused; unsupported HTTP methods answer 405',
   const put = await fetch(`${server.mcpUrl}/forge`, { method: 'PUT', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: '{}' });
   t.is(put.status, 405);
   t.is(put.headers.get('allow'), 'GET, POST, DELETE');
-  t.is(((await put.json()) as any).error.data.code, 'method_not_allowed');
+  const body = (await put.json()) as any;
+  t.is(body.error.data.code, 'method_not_allowed');
+  t.is(body.error.code, -32000, "the JSON-RPC code docs/errors.md gives, as the SDK's transport answers");
 });
 
 mcpTest('ping is answered with an empty result under its own id, as an SSE event; a malformed ping is an Invalid Request', async (t, server) => {
