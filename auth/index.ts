@@ -17,7 +17,8 @@ import { MAX_METADATA_BYTES } from './clients.js';
 import { purgeExpired, purgeUnusedClients } from './adapter.js';
 import { interactionRoutes } from './interactions.js';
 import { loadOrCreateSigningKeys, providerJwks } from './keys.js';
-import { cookieKeyFingerprint, registerInstance } from '../db/instances.js';
+import { dialectOf } from '../db/connect.js';
+import { cookieKeyFingerprint, describeInstance, liveInstances, registerInstance } from '../db/instances.js';
 import { errorReturns } from './error_return.js';
 import { PAGE_HEADERS } from './pages.js';
 import { createProvider, guardCodeResource, ROUTES } from './provider.js';
@@ -114,6 +115,12 @@ export function authMount(options: AuthMountOptions): Mount {
     timer.unref();
     context.onClose(() => clearInterval(timer));
 
+    // SQLite serves one instance (docs/performance.md): a second one on the same file works, but
+    // learns of revocations only through the events file and its sweep, and shares the one writer.
+    if (dialectOf(db) === 'sqlite') {
+      const others = await liveInstances(db);
+      if (others.length) log.warn('another instance is running on this SQLite file; SQLite serves one instance, use PostgreSQL to run several', { instances: others.map(describeInstance) });
+    }
     // The keys this instance took up, for the keys commands (db/instances.ts, auth/admin.ts).
     const { cookieKeys } = context.secrets;
     const instance = await registerInstance(db, {

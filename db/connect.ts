@@ -31,6 +31,7 @@ export function connectDatabase(config: DatabaseConfig): Db {
       searchPath: config.schema ? [config.schema] : undefined,
       pool: { min: 0, max: 10, afterCreate: limitWaits(config.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, lockTimeoutMs) },
       acquireConnectionTimeout: 10_000,
+      log: KNEX_LOG,
     });
     const named = config.preparedStatements !== false;
     // A read there holds every read written behind it: PostgreSQL cancels one that runs too long.
@@ -131,8 +132,23 @@ function sqlite(filename: string, min: number, max: number, pragmas: string[], r
     useNullAsDefault: true,
     pool: { min, max },
     acquireConnectionTimeout: 10_000,
+    log: KNEX_LOG,
   });
 }
+
+/**
+ * knex's own messages. A connection it could not open is also the error of the query that wanted
+ * it, which Portico reports in its own words (db/errors.ts): knex's copy, with its stack, is
+ * dropped. Anything else it has to say is one line on stderr.
+ */
+const KNEX_LOG = (() => {
+  const line = (message: unknown) => {
+    const text = String(message);
+    if (/^(Acquire connection error|Connection Error)/.test(text)) return;
+    process.stderr.write(`knex: ${text.split('\n')[0]}\n`);
+  };
+  return { warn: line, error: line, deprecate: line, debug: () => undefined };
+})();
 
 /** Plain SQL (`?` placeholders) through knex, on a transaction or the pool. */
 export function knexSql(db: DbOrTrx): SqlRunner {

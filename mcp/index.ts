@@ -12,6 +12,7 @@ import type { Catalog } from '../shared/catalog.js';
 import type { Logger } from '../shared/log.js';
 import { AppError } from '../shared/errors.js';
 import type { EventBus } from '../shared/events.js';
+import { hostCheck, unknownHost } from '../shared/hosts.js';
 import type { PorticoState } from '../shared/http.js';
 import { clientConfigRoute } from './client_config.js';
 import { mcpCors } from './cors.js';
@@ -70,6 +71,17 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
     const metadataPrefix = `/.well-known/oauth-protected-resource${mcpPath}/`;
     const productRoute = new RegExp(`^${escapeRegExp(mcpPath)}/([a-z][a-z0-9]*)(/list_tools)?/?$`);
 
+    // The public documents under {mcp_url} (inventory, tool lists, client configurations, resource
+    // metadata) answer only Portico's own names, as every other part does (shared/hosts.ts). The MCP
+    // endpoint itself is checked by the host, which answers in JSON-RPC.
+    const allowedHost = hostCheck(config);
+    app.use((ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
+      const path = ctx.path;
+      const ours = path === mcpPath || path.startsWith(`${mcpPath}/`) || path.startsWith(metadataPrefix);
+      const endpoint = productRoute.exec(path);
+      if (ours && !(endpoint && !endpoint[2]) && !allowedHost(ctx.hostname)) throw unknownHost();
+      return next();
+    });
     // Browser clients (CORS) and the client configuration document (shared/client_config.ts), issue 9.
     app.use(mcpCors({ catalog, config }));
     app.use(clientConfigRoute({ catalog, config }));

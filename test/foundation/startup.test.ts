@@ -12,7 +12,7 @@ import { startPortico } from '../../app.js';
 import { defaultMounts, defaultSeeders } from '../../mounts.js';
 import { createTenant } from '../../db/accounts.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
-import { freePort } from '../helpers/server.js';
+import { freePort, startTestServer } from '../helpers/server.js';
 
 function configFor(url: string, port: number) {
   return loadConfig({ PORT: String(port), HOST: '127.0.0.1', PUBLIC_AUTH_URL: `http://127.0.0.1:${port}`, DATABASE_URL: url, LOG_LEVEL: 'silent' });
@@ -81,6 +81,24 @@ pgTest('two instances started together on an empty PostgreSQL database both star
     t.deepEqual(started.map((p) => (p as { demoCredentials?: unknown[] }).demoCredentials?.length ?? 0).sort(), [0, 5], 'one of them seeded the demo');
   } finally {
     for (const p of started) await p.close();
+    await database.drop();
+  }
+});
+
+test('a second instance on the same SQLite file says that SQLite serves one instance; a restart does not', async (t) => {
+  const database = await createTestDatabase('sqlite');
+  const warning = /another instance is running on this SQLite file/;
+  try {
+    const first = await startTestServer('sqlite', { database });
+    const second = await startTestServer('sqlite', { database });
+    t.false(first.logs.some((line) => warning.test(line)));
+    t.true(second.logs.some((line) => warning.test(line) && line.includes('"level":"warn"')), second.logs.join('\n').slice(0, 500));
+    await second.stop();
+    await first.stop();
+    const restarted = await startTestServer('sqlite', { database });
+    t.false(restarted.logs.some((line) => warning.test(line)), 'the stopped instances removed themselves');
+    await restarted.stop();
+  } finally {
     await database.drop();
   }
 });

@@ -54,6 +54,19 @@ mcpTest('DNS rebinding: a foreign Origin or Host is refused with 403 on POST, GE
   }
 });
 
+mcpTest('the public documents under the MCP URL answer only our own names too', async (t, server) => {
+  const port = new URL(server.url).port;
+  const mcpPath = new URL(server.mcpUrl).pathname;
+  const documents = [`${mcpPath}/`, `${mcpPath}/forge/list_tools`, `${mcpPath}/aegis/client_config`, `/.well-known/oauth-protected-resource${mcpPath}/forge`];
+  for (const path of documents) {
+    const foreign = await rawHttp(`${server.url}${path}`, { method: 'GET', headers: { host: `evil.example:${port}` } });
+    t.is(foreign.status, 403, `${path} for a foreign Host`);
+    t.is(foreign.json?.error?.code, 'forbidden', path);
+    const ours = await rawHttp(`${server.url}${path}`, { method: 'GET', headers: { host: `127.0.0.1:${port}` } });
+    t.is(ours.status, 200, `${path} for our own name`);
+  }
+});
+
 mcpTest('ALLOWED_HOSTS adds the names a proxy forwards', async (t, server) => {
   const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const response = await rawHttp(`${server.mcpUrl}/forge`, {
