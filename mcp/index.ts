@@ -77,10 +77,10 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
     const allowedHost = hostCheck(config);
     app.use((ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
       const path = ctx.path;
-      const ours = path === mcpPath || path.startsWith(`${mcpPath}/`) || path.startsWith(metadataPrefix);
+      if (allowedHost(ctx.hostname) || !(path === mcpPath || path.startsWith(`${mcpPath}/`) || path.startsWith(metadataPrefix))) return next();
       const endpoint = productRoute.exec(path);
-      if (ours && !(endpoint && !endpoint[2]) && !allowedHost(ctx.hostname)) throw unknownHost();
-      return next();
+      if (endpoint && !endpoint[2]) return next();
+      throw unknownHost();
     });
     // Browser clients (CORS) and the client configuration document (shared/client_config.ts), issue 9.
     app.use(mcpCors({ catalog, config }));
