@@ -50,7 +50,7 @@ async function validateClient(db: Db, metadata: Record<string, unknown>): Promis
 export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
   'client add': {
     usage: ADD_USAGE,
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       const { values } = parseArgs({
         args,
         options: { name: { type: 'string' }, 'redirect-uri': { type: 'string', multiple: true }, confidential: { type: 'boolean' } },
@@ -77,6 +77,7 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
         client_id_issued_at: Math.floor(Date.now() / 1000),
         ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
       };
+      const db = await open();
       await validateClient(db, metadata);
       await db.transaction(async (trx) => {
         await trx('oidc_payloads').insert({ model: 'Client', id: clientId, client_id: clientId, payload: JSON.stringify(metadata), expires_at: null, created_at: Date.now() });
@@ -90,8 +91,9 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
 
   'client list': {
     usage: 'client list [--all]',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       const { values } = parseArgs({ args, options: { all: { type: 'boolean' } } });
+      const db = await open();
       const query = db('oidc_payloads').where({ model: 'Client' }).orderBy('id').select('id', 'payload');
       if (!values.all) query.where('id', 'like', `${REGISTERED_PREFIX}%`);
       const rows: Array<{ id: string; payload: string }> = await query;
@@ -208,8 +210,9 @@ const RETIRE_ADVICE = `The keys they replace still verify; run keys retire once 
 export const KEY_COMMANDS: Record<string, AdminCommand> = {
   'keys list': {
     usage: 'keys list',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       parseArgs({ args, options: {} });
+      const db = await open();
       const signing = await loadOrCreateSigningKeys(db);
       const cookies = await loadOrCreateCookieKeys(db);
       for (const stage of STAGES) for (const key of signing[stage]) out(`${stage.padEnd(9)} ${String(key.alg).padEnd(6)} ${key.kid}`);
@@ -222,32 +225,36 @@ export const KEY_COMMANDS: Record<string, AdminCommand> = {
   },
   'keys add': {
     usage: 'keys add      (new signing and cookie keys, published from each instance\'s next start; then keys activate)',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       parseArgs({ args, options: {} });
+      const db = await open();
       const { signing } = await stepKeys(db, 'keys.add', add, true, ({ signing }) => ({ kids: kidList(signing.after.next) }));
       out(`added signing keys ${kids(signing.after.next)} and a cookie key. Restart every instance, so that each publishes them, then run keys activate.`);
     },
   },
   'keys activate': {
     usage: 'keys activate (the added keys sign from each instance\'s next start; the old ones still verify)',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       parseArgs({ args, options: {} });
+      const db = await open();
       const { signing } = await stepKeys(db, 'keys.activate', activate, false, ({ signing }) => ({ kids: kidList(signing.after.current) }), everyInstancePublishesNext);
       out(`activated signing keys ${kids(signing.after.current)}. Restart every instance, so that each signs with them. ${RETIRE_ADVICE}`);
     },
   },
   'keys rotate': {
     usage: 'keys rotate   (keys add and keys activate at once, for a single instance; then restart it)',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       parseArgs({ args, options: {} });
+      const db = await open();
       const { signing } = await stepKeys(db, 'keys.rotate', (ring, fresh) => activate(add(ring, fresh), []), true, ({ signing }) => ({ kids: kidList(signing.after.current) }), atMostOneInstance);
       out(`rotated: signing keys ${kids(signing.after.current)} and a new cookie key sign from the instance's next start; restart it. ${RETIRE_ADVICE}`);
     },
   },
   'keys retire': {
     usage: 'keys retire   (drops the keys keys activate replaced; sign-ins and ID tokens they signed end)',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       parseArgs({ args, options: {} });
+      const db = await open();
       const { signing, cookies } = await stepKeys(db, 'keys.retire', retire, false, ({ signing, cookies }) =>
         signing.before.previous.length || cookies.before.previous.length ? { kids: kidList(signing.before.previous), cookie_keys: cookies.before.previous.length } : undefined, noInstanceSignsWithPrevious);
       if (!signing.before.previous.length && !cookies.before.previous.length) return out('no previous keys to retire');

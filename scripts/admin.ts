@@ -35,7 +35,12 @@ export interface CommandIo {
 
 export interface AdminCommand {
   usage: string;
-  run(db: Db, args: string[], io: CommandIo): Promise<void>;
+  /**
+   * `open` connects to the database and migrates it: a command calls it once its arguments are
+   * checked, so that a usage error opens nothing (no SQLite file is made at a mistyped path, and an
+   * unreachable database does not hide the usage error).
+   */
+  run(open: () => Promise<Db>, args: string[], io: CommandIo): Promise<void>;
   /** Work that needs no database (e.g. verifying an exported file): used when `when(args)` holds. */
   offline?: { when(args: string[]): boolean; run(args: string[], io: { out: Output }): Promise<void> };
 }
@@ -49,10 +54,11 @@ export { UsageError };
 export const COMMANDS: Record<string, AdminCommand> = {
   'tenant create': {
     usage: 'tenant create <slug> --name <name>',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       const { values, positionals } = parseArgs({ args, options: { name: { type: 'string' } }, allowPositionals: true });
       if (positionals.length !== 1) throw new UsageError(positionals.length ? `tenant create takes one slug, got ${positionals.length}` : 'tenant create needs a slug');
       if (!values.name) throw new UsageError('tenant create needs --name');
+      const db = await open();
       const tenant = await db.transaction(async (trx) => {
         const created = await createTenant(trx, { slug: positionals[0], name: values.name! });
         await appendAudit(trx, { tenantId: created.id, kind: 'admin', name: 'tenant.create', args: { slug: created.slug, name: created.name }, outcome: 'ok' });
@@ -63,8 +69,9 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'tenant list': {
     usage: 'tenant list',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       parseArgs({ args, options: {} });
+      const db = await open();
       const tenants = await listTenants(db);
       if (!tenants.length) return out('no tenants');
       for (const t of tenants) out(`${t.slug.padEnd(20)} ${t.name.padEnd(30)} ${`${t.members} member(s)`.padEnd(14)} ${(t.suspended_at ? 'suspended' : 'active').padEnd(10)} ${t.id}`);
@@ -72,8 +79,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'tenant suspend': {
     usage: 'tenant suspend <slug>   (revokes every connection; nobody signs in or connects until it is resumed)',
-    async run(db, args, { out, notify }) {
-      const tenant = await requireTenantBySlug(db, onePositional(args, 'tenant suspend', 'a slug'));
+    async run(open, args, { out, notify }) {
+      const slug = onePositional(args, 'tenant suspend', 'a slug');
+      const db = await open();
+      const tenant = await requireTenantBySlug(db, slug);
       const { changed, revoked } = await db.transaction(async (trx) => {
         if (!(await setTenantSuspended(trx, tenant.id, true))) return { changed: false, revoked: [] };
         const revoked = await revokeAll(trx, await liveConnections(trx, tenant.id), 'tenant suspended');
@@ -86,8 +95,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'tenant resume': {
     usage: 'tenant resume <slug>    (its members may sign in and connect again; revoked connections stay revoked)',
-    async run(db, args, { out }) {
-      const tenant = await requireTenantBySlug(db, onePositional(args, 'tenant resume', 'a slug'));
+    async run(open, args, { out }) {
+      const slug = onePositional(args, 'tenant resume', 'a slug');
+      const db = await open();
+      const tenant = await requireTenantBySlug(db, slug);
       const changed = await db.transaction(async (trx) => {
         if (!(await setTenantSuspended(trx, tenant.id, false))) return false;
         await appendAudit(trx, { tenantId: tenant.id, kind: 'admin', name: 'tenant.resume', args: { slug: tenant.slug }, outcome: 'ok' });
@@ -98,7 +109,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'user add': {
     usage: 'user add --tenant <slug> --email <email> --role admin|member --password-stdin [--name <display name>]',
-    async run(db, args, { out, stdin }) {
+    async run(open, args, { out, stdin }) {
       const { values } = parseArgs({
         args,
         options: { tenant: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' }, 'password-stdin': { type: 'boolean' }, name: { type: 'string' } },
@@ -106,6 +117,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       requireOptions(values, ['tenant', 'email', 'role', 'password-stdin'], 'user add');
       assertRole(values.role!);
       const password = (await stdin()).replace(/\r?\n$/, '');
+      const db = await open();
       const user = await db.transaction(async (trx) => {
         const tenant = await requireTenantBySlug(trx, values.tenant!);
         const created = await createUser(trx, { email: values.email!, password, displayName: values.name });
@@ -118,9 +130,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'user password': {
     usage: 'user password --email <email> --password-stdin [--revoke-connections]   (ends their sign-ins; optionally revokes every connection)',
-    async run(db, args, { out, stdin, notify }) {
+    async run(open, args, { out, stdin, notify }) {
       const { values } = parseArgs({ args, options: { email: { type: 'string' }, 'password-stdin': { type: 'boolean' }, 'revoke-connections': { type: 'boolean' } } });
       requireOptions(values, ['email', 'password-stdin'], 'user password');
+      const db = await open();
       const user = await findUserByEmail(db, values.email!);
       if (!user) throw new AppError('not_found', `no user ${normaliseEmail(values.email!)}`);
       const password = (await stdin()).replace(/\r?\n$/, '');
@@ -134,8 +147,9 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'user list': {
     usage: 'user list [--tenant <slug>]',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       const { values } = parseArgs({ args, options: { tenant: { type: 'string' } } });
+      const db = await open();
       const tenantId = values.tenant ? (await requireTenantBySlug(db, values.tenant)).id : undefined;
       const users = await listUsers(db, tenantId);
       if (!users.length) return out('no users');
@@ -144,8 +158,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'user disable': {
     usage: 'user disable --email <email>   (no sign-in; ends their sign-ins and revokes every connection until user enable)',
-    async run(db, args, { out, notify }) {
-      const user = await requireUser(db, args, 'user disable');
+    async run(open, args, { out, notify }) {
+      const { db, user } = await requireUser(open, args, 'user disable');
       const { changed, endedSignIns, revoked } = await db.transaction(async (trx) => {
         const { changed, endedSignIns } = await setUserDisabled(trx, user.id, true);
         return { changed, endedSignIns, revoked: changed ? await recordForPerson(trx, user, 'user.disable', 'account disabled') : [] };
@@ -156,8 +170,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'user enable': {
     usage: 'user enable --email <email>    (they may sign in and connect again; revoked connections stay revoked)',
-    async run(db, args, { out }) {
-      const user = await requireUser(db, args, 'user enable');
+    async run(open, args, { out }) {
+      const { db, user } = await requireUser(open, args, 'user enable');
       const changed = await db.transaction(async (trx) => {
         if (!(await setUserDisabled(trx, user.id, false)).changed) return false;
         for (const tenantId of await logsOf(trx, user.id)) {
@@ -170,8 +184,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'member add': {
     usage: 'member add --tenant <slug> --email <email> --role admin|member   (an existing user joins another tenant)',
-    async run(db, args, { out }) {
-      const { tenant, user, role } = await memberOptions(db, args, 'member add', true);
+    async run(open, args, { out }) {
+      const { db, tenant, user, role } = await memberOptions(open, args, 'member add', true);
       await db.transaction(async (trx) => {
         await addMembership(trx, { userId: user.id, tenantId: tenant.id, role: role! });
         await appendAudit(trx, { tenantId: tenant.id, userId: user.id, kind: 'admin', name: 'member.add', args: { email: user.email, role }, outcome: 'ok' });
@@ -181,8 +195,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'member role': {
     usage: 'member role --tenant <slug> --email <email> --role admin|member   (revokes connections the new role may not hold)',
-    async run(db, args, { out, notify }) {
-      const { tenant, user, role } = await memberOptions(db, args, 'member role', true);
+    async run(open, args, { out, notify }) {
+      const { db, tenant, user, role } = await memberOptions(open, args, 'member role', true);
       // Products only administrators may connect (aegis): a former administrator's connections to them end.
       const adminsOnly = PRODUCTS.filter((p) => p.connectableBy === 'admins').map((p) => p.id);
       const { before, revoked } = await db.transaction(async (trx) => {
@@ -198,8 +212,8 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'member remove': {
     usage: "member remove --tenant <slug> --email <email>   (revokes the person's connections there)",
-    async run(db, args, { out, notify }) {
-      const { tenant, user } = await memberOptions(db, args, 'member remove', false);
+    async run(open, args, { out, notify }) {
+      const { db, tenant, user } = await memberOptions(open, args, 'member remove', false);
       const revoked = await db.transaction(async (trx) => {
         const before = await removeMembership(trx, { userId: user.id, tenantId: tenant.id });
         const revoked = await revokeAll(trx, await liveConnections(trx, tenant.id, { userId: user.id }), 'membership removed');
@@ -212,9 +226,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'audit verify': {
     usage: 'audit verify (--tenant <slug> | --file <export.jsonl|export.csv>)',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       const { values } = parseArgs({ args, options: { tenant: { type: 'string' } } });
       if (!values.tenant) throw new UsageError('audit verify needs --tenant or --file');
+      const db = await open();
       const tenant = await requireTenantBySlug(db, values.tenant);
       report(await verifyChain(chainRows(db, tenant.id)), out);
     },
@@ -237,26 +252,28 @@ export const COMMANDS: Record<string, AdminCommand> = {
   },
   'audit export': {
     usage: 'audit export --tenant <slug> [--format jsonl|csv]   (writes to standard output)',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, format: { type: 'string', default: 'jsonl' } } });
       if (!values.tenant) throw new UsageError('audit export needs --tenant');
       if (values.format !== 'jsonl' && values.format !== 'csv') throw new UsageError(`--format must be jsonl or csv, got "${values.format}"`);
+      const db = await open();
       const tenant = await requireTenantBySlug(db, values.tenant);
       for await (const chunk of exportChunks(chainPages(db, tenant.id), values.format)) out(chunk.replace(/\r?\n$/, ''));
     },
   },
   'surface ship': {
     usage: 'surface ship <product>     (makes a roadmap product live on every instance)',
-    run: (db, args, io) => changeSurface(db, args, 'live', io),
+    run: (open, args, io) => changeSurface(open, args, 'live', io),
   },
   'surface unship': {
     usage: 'surface unship <product>   (returns a product to the roadmap)',
-    run: (db, args, io) => changeSurface(db, args, 'roadmap', io),
+    run: (open, args, io) => changeSurface(open, args, 'roadmap', io),
   },
   'surface list': {
     usage: 'surface list',
-    async run(db, args, { out }) {
+    async run(open, args, { out }) {
       parseArgs({ args, options: {} });
+      const db = await open();
       const overrides = await surfaceOverrides(db);
       for (const p of PRODUCTS) out(`${p.id.padEnd(12)} ${(overrides.get(p.id) ?? p.status).padEnd(8)} ${p.tools.length} tools  ${p.title}`);
     },
@@ -276,13 +293,14 @@ function requireOptions(values: Record<string, unknown>, options: readonly strin
   if (missing.length) throw new UsageError(`${command} needs ${missing.map((option) => `--${option}`).join(', ')}`);
 }
 
-/** The user named by `--email` (the command's only option); they must exist. */
-async function requireUser(db: Db, args: string[], command: string): Promise<User> {
+/** The user named by `--email` (the command's only option), who must exist, and the database opened to find them. */
+async function requireUser(open: () => Promise<Db>, args: string[], command: string): Promise<{ db: Db; user: User }> {
   const { values } = parseArgs({ args, options: { email: { type: 'string' } } });
   requireOptions(values, ['email'], command);
+  const db = await open();
   const user = await findUserByEmail(db, values.email!);
   if (!user) throw new AppError('not_found', `no user ${normaliseEmail(values.email!)}`);
-  return user;
+  return { db, user };
 }
 
 /**
@@ -309,15 +327,16 @@ async function logsOf(db: DbOrTrx, userId: string): Promise<Array<string | null>
 }
 
 /** The tenant, user and (when `withRole`) role a `member` command names; the user must exist. */
-async function memberOptions(db: Db, args: string[], command: string, withRole: boolean): Promise<{ tenant: DbTenantRow; user: User; role?: Role }> {
+async function memberOptions(open: () => Promise<Db>, args: string[], command: string, withRole: boolean): Promise<{ db: Db; tenant: DbTenantRow; user: User; role?: Role }> {
   const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, email: { type: 'string' }, ...(withRole ? { role: { type: 'string' as const } } : {}) } });
   requireOptions(values, withRole ? ['tenant', 'email', 'role'] : ['tenant', 'email'], command);
   const role = (values as { role?: string }).role;
   if (role !== undefined) assertRole(role);
+  const db = await open();
   const tenant = await requireTenantBySlug(db, values.tenant!);
   const user = await findUserByEmail(db, values.email!);
   if (!user) throw new AppError('not_found', `no user ${normaliseEmail(values.email!)} (create one with user add)`);
-  return { tenant, user, role };
+  return { db, tenant, user, role };
 }
 
 /** Revokes each connection (its tokens, its grant, an audit record), inside the caller's transaction; returns those it revoked. */
@@ -349,12 +368,13 @@ const NOTIFY_RETRIES = [25, 150, 800];
  * warns, and the servers' own checks find the change within seconds (revoked connections every
  * second, mcp/index.ts; surfaces every two, db/surfaces.ts).
  */
-function instanceNotifier(db: Db, database: DatabaseConfig, warn: Output): (events: PorticoEvent[]) => Promise<void> {
+function instanceNotifier(open: () => Promise<Db>, database: DatabaseConfig, warn: Output): (events: PorticoEvent[]) => Promise<void> {
   return async (events) => {
     if (!events.length) return;
     try {
       const file = eventsFileOf(database);
       if (file) return await appendEvents(file, events);
+      const db = await open();
       if (dialectOf(db) !== 'postgres') return;
       const channel = channelFor(await loadOrCreateSecret(db, 'mac_key', () => randomBytes(32).toString('base64url')));
       for (const event of events) {
@@ -375,13 +395,14 @@ function instanceNotifier(db: Db, database: DatabaseConfig, warn: Output): (even
   };
 }
 
-async function changeSurface(db: Db, args: string[], status: 'live' | 'roadmap', { out, notify }: CommandIo): Promise<void> {
+async function changeSurface(open: () => Promise<Db>, args: string[], status: 'live' | 'roadmap', { out, notify }: CommandIo): Promise<void> {
   const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
   const verb = status === 'live' ? 'ship' : 'unship';
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `surface ${verb} takes one product, got ${positionals.length}` : `surface ${verb} needs a product`);
   const [product] = positionals;
   const known = PRODUCTS.find((p) => p.id === product);
   if (!known) throw new AppError('not_found', `no product "${product}"; products: ${PRODUCTS.map((p) => p.id).join(', ')}`);
+  const db = await open();
   await db.transaction(async (trx) => {
     await setSurfaceStatus(trx, product, status);
     await appendAudit(trx, { tenantId: null, kind: 'admin', name: `surface.${verb}`, product, args: { product }, outcome: 'ok' });
@@ -456,9 +477,14 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
       return EXIT.ok;
     }
     const config = loadConfig(env);
-    db = connectDatabase(config.database);
-    await migrateLatest(db);
-    await command.run(db, rest, { out: io.out, stdin: io.stdin ?? readStdin, notify: instanceNotifier(db, config.database, io.err) });
+    let opened: Promise<Db> | undefined;
+    const open = () =>
+      (opened ??= (async () => {
+        db = connectDatabase(config.database);
+        await migrateLatest(db);
+        return db;
+      })());
+    await command.run(open, rest, { out: io.out, stdin: io.stdin ?? readStdin, notify: instanceNotifier(open, config.database, io.err) });
     return EXIT.ok;
   } catch (error) {
     const { code, lines } = failure(error, command.usage);

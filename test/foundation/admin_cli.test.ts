@@ -224,6 +224,20 @@ test('admin CLI refuses a bad DATABASE_URL, naming it, with exit 2 (real process
   t.regex(stderr, /^error: invalid configuration: DATABASE_URL: expected sqlite:<path> or postgres/);
 });
 
+test('an unreachable database is one line on stderr and nothing on stdout, without knex\'s own copy and its stack (real process)', async (t) => {
+  const child = spawn(process.execPath, ['--import=tsx', 'scripts/admin.ts', 'tenant', 'list'], {
+    env: { ...process.env, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nothing' }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  let stdout = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  child.stdout.on('data', (d) => (stdout += d));
+  t.is(await new Promise<number | null>((resolve) => child.on('close', resolve)), 1);
+  // oidc-provider's warning about Node 20 may come first; nothing else does (knex writes its own to stdout).
+  t.deepEqual(stderr.split('\n').filter((line) => line && !line.startsWith('oidc-provider WARNING')), ['error: connect ECONNREFUSED 127.0.0.1:1']);
+  t.is(stdout, '');
+});
+
 test('admin CLI with no arguments exits 2 (real process)', async (t) => {
   const child = spawn(process.execPath, ['--import=tsx', 'scripts/admin.ts'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
@@ -269,6 +283,27 @@ testOnEachDatabase('audit verify --file accepts a real export of one record', as
       t.is(verified.code, 0, verified.err);
       t.is(verified.out, 'ok: 1 records verified');
     }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a usage error opens no database: none is created at a mistyped path, and an unreachable one does not hide it', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-cli-'));
+  const filename = path.join(dir, 'typo', 'portico.sqlite');
+  try {
+    for (const argv of [['tenant', 'create'], ['tenant', 'suspend'], ['user', 'disable'], ['member', 'add', '--tenant', 'acme'], ['surface', 'ship'], ['keys', 'add', '--now'], ['client', 'add']]) {
+      const local = await cli(`sqlite:${filename}`, argv);
+      t.is(local.code, 2, `${argv.join(' ')}: ${local.err}`);
+      t.regex(local.err, /^error: /, argv.join(' '));
+      const unreachable = await cli('postgres://postgres@127.0.0.1:1/nothing', argv);
+      t.is(unreachable.code, 2, `${argv.join(' ')} with the database down: ${unreachable.err}`);
+      t.notRegex(unreachable.err, /ECONNREFUSED/, argv.join(' '));
+    }
+    t.false(fs.existsSync(filename), 'no database file was made');
+    const down = await cli('postgres://postgres@127.0.0.1:1/nothing', ['tenant', 'list']);
+    t.is(down.code, 1, 'a command that gets as far as the database reports it unreachable');
+    t.is(down.err, 'error: connect ECONNREFUSED 127.0.0.1:1');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
