@@ -80,6 +80,8 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
   const drainHooks: Array<() => Promise<void> | void> = [];
   const closeHooks: Array<() => Promise<void> | void> = [];
   let server: http.Server | undefined;
+  // /readyz says ready only once the start is complete (the demo seeded, after listening).
+  let phase: Phase = 'starting';
   try {
     // Instances starting together on one PostgreSQL take turns (db/migrate.ts exclusively).
     const applied = await exclusively(db, () => migrateLatest(db));
@@ -93,7 +95,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     app.use(observe(context));
     app.use(restErrors(log, translateDbError));
     app.use(refuseNul);
-    app.use(operations(context));
+    app.use(operations(context, () => phase));
     for (const mount of options.mounts ?? []) await mount(app, context);
     app.use(async (ctx) => {
       // Anything no part claimed. Parts call next() only for paths they do not own.
@@ -120,6 +122,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     // The demo is seeded once the port is ours: its passwords are shown once, so a start that
     // could still fail must not have made them.
     const demoCredentials = config.demo ? await exclusively(db, () => seedDemoIfEmpty(db, { password: config.demoPassword, seeders: options.seeders })) : undefined;
+    phase = 'serving';
     const address = server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`;
@@ -222,7 +225,9 @@ function routeFamily(path: string): string {
   return /^[a-z.-]{1,32}$/.test(first) ? `/${first}` : '/other';
 }
 
-function operations({ db, metrics }: PorticoContext) {
+type Phase = 'starting' | 'serving';
+
+function operations({ db, metrics }: PorticoContext, phaseOf: () => Phase) {
   return async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
     switch (ctx.path) {
@@ -232,6 +237,11 @@ function operations({ db, metrics }: PorticoContext) {
         return;
       case '/readyz':
         ctx.state.route = '/readyz';
+        if (phaseOf() === 'starting') {
+          ctx.status = 503;
+          ctx.body = { status: 'unavailable', reason: 'starting' };
+          return;
+        }
         try {
           await withDeadline(ready(db), READY_DEADLINE_MS);
           ctx.body = { status: 'ready', version: VERSION };

@@ -102,3 +102,34 @@ test('a second instance on the same SQLite file says that SQLite serves one inst
     await database.drop();
   }
 });
+
+test('/readyz answers 503 "starting" until the demo is seeded, then ready', async (t) => {
+  const database = await createTestDatabase('sqlite');
+  const port = await freePort();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slowSeeder = async () => gate;
+  const starting = startPortico(configFor(database.url, port), { log: createLogger('silent'), mounts: defaultMounts(), seeders: [slowSeeder] });
+  try {
+    let early: Response | undefined;
+    for (let i = 0; i < 200 && !early; i += 1) {
+      early = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      if (!early) await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    t.is(early?.status, 503, 'listening, not yet seeded');
+    t.deepEqual(await early?.json(), { status: 'unavailable', reason: 'starting' });
+    release();
+    const portico = await starting;
+    try {
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      t.is(ready.status, 200);
+      t.is(portico.demoCredentials?.length, 5);
+    } finally {
+      await portico.close();
+    }
+  } finally {
+    release();
+    await starting.then((p) => p.close(), () => undefined);
+    await database.drop();
+  }
+});
