@@ -312,15 +312,16 @@ export class AuditWriter {
   }
 
   /**
-   * Whether a batch's records (ids made here) are in the log: the answer to a statement whose
-   * outcome was lost. One statement writes all or none, so its first record tells.
+   * The chains whose records of this batch (ids made here) are in the log: the answer to a
+   * statement whose outcome was lost. The statement commits as a whole, but writes only the
+   * records of the chains whose head it moved; undefined when none is there (or it cannot tell).
    */
-  private async written(rows: DbAuditRow[]): Promise<boolean> {
+  private async writtenChains(rows: DbAuditRow[]): Promise<Set<string> | undefined> {
     try {
-      const found = await this.db('audit_log').where({ id: rows[0].id }).first('id');
-      return found !== undefined;
+      const found: Array<{ chain: string }> = await this.db('audit_log').whereIn('id', rows.map((row) => row.id)).distinct('chain');
+      return found.length ? new Set(found.map((row) => row.chain)) : undefined;
     } catch {
-      return false; // unknown: the transaction path writes them, and a duplicate is the lesser harm than a lost record
+      return undefined; // unknown: the transaction path writes them, and a duplicate is the lesser harm than a lost record
     }
   }
 
@@ -362,7 +363,9 @@ export class AuditWriter {
       // The statement failed, and one statement fails as a whole: nothing counted, nothing written.
       // Unless the connection was lost after PostgreSQL committed it and before the answer came
       // back: then the records are there, and writing them again would record the calls twice.
-      if (isUnavailable(error) && (await this.written(rows))) moved = new Set(moves.map((move) => move.chain));
+      // The statement moves only the chains whose head was still the known one, so which chains
+      // got their records is asked of the log chain by chain, not told by one record.
+      if (isUnavailable(error)) moved = await this.writtenChains(rows);
     }
     if (moved) this.stats.statement += 1;
     const rest: Pending[] = [];

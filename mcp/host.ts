@@ -163,17 +163,32 @@ export class McpHost {
 
       // The SDK would answer a malformed initialize with -32603 and its schema library's dump.
       if (message?.method === 'initialize' && message.id !== undefined) checkParams(InitializeRequestSchema, message);
+      const sessionId = ctx.get('mcp-session-id');
       const session = await this.sessionFor(ctx, productId, principal, message);
       if (!session) return;
 
+      // MCP transports, "Protocol Version Header": an unsupported version is 400, before anything is checked or run.
+      const version = ctx.get('mcp-protocol-version');
+      if (sessionId && version && !SUPPORTED_VERSIONS.has(version)) {
+        throw new AppError('invalid_request', `Bad Request: Unsupported protocol version: ${version.slice(0, 40)} (supported versions: ${[...SUPPORTED_VERSIONS].join(', ')})`);
+      }
       if (message && PIPELINE_METHODS.has(message.method) && message.id !== undefined) {
         const refusal = await this.deps.pipeline.precheck(productId, principal, message.method, message.params, requestId);
         if (refusal) return this.sendRefusal(ctx, productId, refusal, message);
       }
       if (message?.method === 'notifications/cancelled') session.inflight.get(message.params?.requestId)?.abort();
-      const direct = message && this.directRequest(ctx, session, message);
+      let direct: ReturnType<McpHost['directRequest']>;
+      try {
+        direct = message && this.directRequest(ctx, session, message);
+      } catch (thrown) {
+        // Params that do not fit a pipeline method: a refused call, audited as precheck audits the others.
+        if (message && PIPELINE_METHODS.has(message.method) && thrown instanceof AppError) {
+          await this.deps.pipeline.auditRefusal(principal, productId, message.method, message.params, thrown, requestId);
+        }
+        throw thrown;
+      }
       if (direct) return await this.answerDirectly(ctx, session, principal, direct);
-      await this.forward(ctx, session, principal, message);
+      await this.forward(ctx, session, principal, message, !sessionId);
     } catch (thrown) {
       // A lost or busy database is `unavailable` (503, try again), wherever in the request it failed.
       const error = translateDbError(thrown);
@@ -270,8 +285,18 @@ export class McpHost {
     this.register(server, productId);
     // connect() only wires callbacks; the transport's start() is a no-op.
     void server.connect(transport);
-    this.sessions.add(session);
+    // Registered (and counted against the connection's cap) only once the SDK accepted the initialize: see adopt().
     return session;
+  }
+
+  /**
+   * A session made for an initialize joins the registry only if the SDK's transport accepted the
+   * initialize (it then has its id); one it refused (406, 400 …) handed out no id and is closed,
+   * so it neither lingers nor pushes the connection's working sessions over the cap.
+   */
+  private async adopt(session: Session): Promise<void> {
+    if (session.transport.sessionId === session.id) this.sessions.add(session);
+    else await session.server.close().catch(() => undefined);
   }
 
   /** The SDK handlers of one session: each reads the caller from the request and asks the pipeline. */
@@ -359,8 +384,9 @@ export class McpHost {
     const parsed = checkParams(schema, message);
     const params = ((parsed.data as { params?: Record<string, any> }).params ?? {}) as Record<string, any>;
     if (message.method === 'tools/call') {
-      // Task-augmented calls and elicited confirmations need the SDK's machinery.
-      if (params.task !== undefined) return undefined;
+      // Portico declares no tasks capability: the SDK would refuse a task-augmented call as -32603 with its own text and no data.
+      if (params.task !== undefined) throw new AppError('invalid_arguments', 'invalid params: params.task: this server does not run tools as tasks; call without "task"', { details: { field: 'params.task' } });
+      // Elicited confirmations need the SDK's machinery.
       if (this.deps.pipeline.compiled(String(params.name))?.tool.destructive && session.server.getClientCapabilities()?.elicitation?.form) return undefined;
     }
     return { id: message.id, method: message.method, params };
@@ -400,7 +426,7 @@ export class McpHost {
   }
 
   /** Hands the parsed message to the session's transport and writes what it answers. */
-  private async forward(ctx: Ctx, session: Session, principal: Principal, message: Record<string, any> | undefined): Promise<void> {
+  private async forward(ctx: Ctx, session: Session, principal: Principal, message: Record<string, any> | undefined, isNew = false): Promise<void> {
     const headers = new Headers();
     for (const name of TRANSPORT_HEADERS) {
       const value = ctx.get(name);
@@ -412,6 +438,8 @@ export class McpHost {
       parsedBody: message,
       authInfo: { token: '', clientId: principal.clientId, scopes: [...principal.scopes], expiresAt: Math.floor(principal.expiresAt / 1000), extra: call as unknown as Record<string, unknown> },
     });
+    // Before the reply is written: the client may use the new session id the moment it has it.
+    if (isNew) await this.adopt(session);
     if (ctx.method === 'GET' && response.ok && response.body) this.expireStream(session, principal);
     await writeResponse(ctx, response, call.http);
   }

@@ -51,10 +51,15 @@ export class SessionRegistry {
     for (const old of mine.slice(0, Math.max(0, mine.length - this.options.maxPerConnection))) void this.close(old.id);
   }
 
+  /**
+   * The session is gone (closed here, or terminated by its client's DELETE, which closes its
+   * transport): the calls the host answers itself are cancelled, as the SDK cancels its own.
+   */
   forget(id: string): void {
     const session = this.sessions.get(id);
     if (session?.streamExpiry) clearTimeout(session.streamExpiry);
     this.sessions.delete(id);
+    for (const cancellation of session?.inflight.values() ?? []) cancellation.abort();
   }
 
   async close(id: string): Promise<void> {
