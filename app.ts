@@ -116,7 +116,8 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     });
     const listening = server;
     await new Promise<void>((resolve, reject) => {
-      listening.once('error', reject);
+      // Marked, so that main.ts tells a listen failure (PORT, HOST) from one of the database (DATABASE_URL).
+      listening.once('error', (error) => reject(Object.assign(error, { listening: true })));
       listening.listen(config.port, config.host, () => resolve());
     });
     // The demo is seeded once the port is ours: its passwords are shown once, so a start that

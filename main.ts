@@ -27,7 +27,7 @@ const LISTEN_PROBLEMS: Record<string, string> = {
 
 const portico = await startPortico(config, { log, mounts: defaultMounts(), seeders: defaultSeeders() }).catch((error: unknown) => {
   const problem = LISTEN_PROBLEMS[(error as { code?: string }).code ?? ''];
-  if (problem && (error as { syscall?: string }).syscall !== 'connect') log.error(`start failed: cannot listen on ${config.host}:${config.port}: ${problem}`);
+  if (problem && (error as { listening?: boolean }).listening === true) log.error(`start failed: cannot listen on ${config.host}:${config.port}: ${problem}`);
   else log.error('start failed', { err: error });
   process.exit(1);
 });

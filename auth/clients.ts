@@ -16,7 +16,9 @@ export const MAX_METADATA_BYTES = 16 * 1024;
 /** What a consent page and the console can show of a self-chosen name. */
 const MAX_CLIENT_NAME = 200;
 /** C0 and C1 controls, DEL, zero-width and bidirectional formatting characters: a name must read as what it is. */
-const UNSHOWABLE_NAME = /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
+// Every control (Cc) and format character (Cf: zero-width, bidi marks and overrides, soft hyphen,
+// tag characters), and the line and paragraph separators.
+const UNSHOWABLE_NAME = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
 /** oidc-provider's InvalidRedirectUri ignores a message and says "did not match", which is the authorize step's wording. */
 function withDescription<E extends Error>(error: E, description: string): E {

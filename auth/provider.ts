@@ -3,6 +3,7 @@
  * tokens bound to one resource, public clients with rotating refresh tokens. Every choice is
  * explained in docs/auth.md; the recipe and its pitfalls are ../shared/reference/oidc-provider-notes.md.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { PorticoContext } from '../app.js';
 import { findEnabledUserById } from '../db/accounts.js';
@@ -230,7 +231,11 @@ export async function guardCodeResource(provider: Provider): Promise<boolean> {
     const value = ctx.oidc.params?.code;
     if (requested !== undefined && typeof value === 'string') {
       const code = await ctx.oidc.provider.AuthorizationCode.find(value, { ignoreExpiration: true });
-      if (code && !(code as { consumed?: unknown }).consumed && !code.isExpired && code.clientId === ctx.oidc.client?.clientId) {
+      // Only an exchange that would otherwise succeed is refused here: one with a wrong or missing
+      // code_verifier, or another redirect_uri, goes to oidc-provider, which refuses it with
+      // invalid_grant (and the code dies, checklist B3), and tells nothing about the code's resource.
+      if (code && !(code as { consumed?: unknown }).consumed && !code.isExpired && code.clientId === ctx.oidc.client?.clientId
+        && code.redirectUri === redirectUriOf(ctx) && verifierMatches(ctx.oidc.params?.code_verifier, code.codeChallenge, code.codeChallengeMethod)) {
         const indicators = [requested].flat();
         if (indicators.length !== 1) throw new errors.InvalidTarget('request exactly one resource: each product is connected separately');
         if (!code.resourceIndicators.has(indicators[0])) throw new errors.InvalidTarget('the authorization code was not issued for this resource');
@@ -239,4 +244,20 @@ export async function guardCodeResource(provider: Provider): Promise<boolean> {
     return original(ctx);
   });
   return true;
+}
+
+/** Whether `verifier` is the S256 verifier of `challenge` (what oidc-provider's checkPKCE accepts). */
+function verifierMatches(verifier: unknown, challenge: unknown, method: unknown): boolean {
+  if (typeof verifier !== 'string' || typeof challenge !== 'string' || method !== 'S256') return false;
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) return false;
+  const expected = Buffer.from(createHash('sha256').update(verifier).digest('base64url'));
+  const given = Buffer.from(challenge);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/** The redirect_uri of a code exchange as oidc-provider takes it (allowOmittingSingleRegisteredRedirectUri, on by default). */
+function redirectUriOf(ctx: KoaContextWithOIDC): unknown {
+  const given = ctx.oidc.params?.redirect_uri;
+  const registered = ctx.oidc.client?.redirectUris ?? [];
+  return given === undefined && registered.length === 1 ? registered[0] : given;
 }

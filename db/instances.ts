@@ -13,7 +13,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import os from 'node:os';
-import type { DbOrTrx } from './connect.js';
+import type { Db, DbOrTrx } from './connect.js';
 
 export const HEARTBEAT_MS = 10_000;
 /** An instance not seen for this long has stopped (three heartbeats missed). */
@@ -57,11 +57,22 @@ export interface RegisteredInstance {
  * Writes this instance's row and keeps it seen. `onError` hears a heartbeat that failed (the
  * database unreachable): the instance serves on, and writes its row again once it can.
  */
-export async function registerInstance(db: DbOrTrx, keys: InstanceKeys, onError: (error: unknown) => void, heartbeatMs = HEARTBEAT_MS): Promise<RegisteredInstance> {
+export async function registerInstance(
+  db: Db, keys: InstanceKeys, onError: (error: unknown) => void, heartbeatMs = HEARTBEAT_MS,
+  /**
+   * Runs in the transaction that writes the row, after it: throws if the keys the instance took up
+   * are no longer the stored ones (a keys step committed while it started), so that no keys step
+   * can pass its guard without seeing an instance that runs with keys older than the step.
+   */
+  confirm?: (trx: DbOrTrx) => Promise<void>,
+): Promise<RegisteredInstance> {
   const now = Date.now();
   const row = { id: randomUUID(), host: os.hostname(), pid: process.pid, started_at: now, seen_at: now, keys: JSON.stringify(keys) };
   await db('instances').where('seen_at', '<', now - FORGOTTEN_MS).delete();
-  await db('instances').insert(row);
+  await db.transaction(async (trx) => {
+    await trx('instances').insert(row);
+    await confirm?.(trx);
+  });
   let beating: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     beating = (async () => {

@@ -440,7 +440,13 @@ export class McpHost {
     });
     // Before the reply is written: the client may use the new session id the moment it has it.
     if (isNew) await this.adopt(session);
-    if (ctx.method === 'GET' && response.ok && response.body) this.expireStream(session, principal);
+    if (ctx.method === 'GET' && response.ok && response.body) {
+      // A GET that passed the draining check before shutdown began (its token was being checked)
+      // opens its stream after drain() ended the others: it ends now too, or shutdown would wait
+      // for it until DRAIN_MS and cut it.
+      if (this.draining) session.transport.closeStandaloneSSEStream();
+      else this.expireStream(session, principal);
+    }
     await writeResponse(ctx, response, call.http);
   }
 

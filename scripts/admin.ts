@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type DatabaseConfig } from '../shared/config.js';
 import { AppError, isAppError, UsageError } from '../shared/errors.js';
 import { connectDatabase, type Db, type DbOrTrx } from '../db/connect.js';
-import { migrateLatest } from '../db/migrate.js';
+import { exclusively, migrateLatest } from '../db/migrate.js';
 import {
   addMembership, assertRole, createTenant, createUser, findUserByEmail, listTenants, listUsers, normaliseEmail, removeMembership, requireTenantBySlug,
   setMembershipRole, setPassword, setTenantSuspended, setUserDisabled, type DbTenantRow, type Role, type User,
@@ -480,9 +480,11 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
     let opened: Promise<Db> | undefined;
     const open = () =>
       (opened ??= (async () => {
-        db = connectDatabase(config.database);
-        await migrateLatest(db);
-        return db;
+        const opened = connectDatabase(config.database);
+        db = opened;
+        // In turn with instances starting on the same PostgreSQL (app.ts): both migrate.
+        await exclusively(opened, () => migrateLatest(opened));
+        return opened;
       })());
     await command.run(open, rest, { out: io.out, stdin: io.stdin ?? readStdin, notify: instanceNotifier(open, config.database, io.err) });
     return EXIT.ok;
