@@ -75,12 +75,14 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
     // metadata) answer only Portico's own names, as every other part does (shared/hosts.ts). The MCP
     // endpoint itself is checked by the host, which answers in JSON-RPC.
     const allowedHost = hostCheck(config);
+    const mcpPathSlash = `${mcpPath}/`;
+    const isDocument = (path: string) =>
+      path === mcpPath || path === mcpPathSlash || path.startsWith(metadataPrefix)
+      || (path.startsWith(mcpPathSlash) && /\/(list_tools|client_config)\/?$/.test(path));
     app.use((ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
-      const path = ctx.path;
-      if (allowedHost(ctx.hostname) || !(path === mcpPath || path.startsWith(`${mcpPath}/`) || path.startsWith(metadataPrefix))) return next();
-      const endpoint = productRoute.exec(path);
-      if (endpoint && !endpoint[2]) return next();
-      throw unknownHost();
+      // The endpoint's calls (the hot path) pass without a look at the Host here.
+      if (isDocument(ctx.path) && !allowedHost(ctx.hostname)) throw unknownHost();
+      return next();
     });
     // Browser clients (CORS) and the client configuration document (shared/client_config.ts), issue 9.
     app.use(mcpCors({ catalog, config }));
