@@ -3,8 +3,8 @@
  * TypeScript sources (tests) and from the compiled dist/ (npm start). Add new files at the end.
  */
 import type { Knex } from 'knex';
-import pg from 'pg';
 import { dialectOf, type Db } from './connect.js';
+import { sessionClient, useSearchPath } from './pg_client.js';
 import * as accounts from './migrations/20261121_0001_accounts.js';
 import * as oauthStore from './migrations/20261121_0002_oauth_store.js';
 import * as audit from './migrations/20261121_0003_audit.js';
@@ -79,13 +79,11 @@ export async function migrateLatest(db: Db): Promise<string[]> {
  */
 export async function exclusively<T>(db: Db, work: () => Promise<T>): Promise<T> {
   if (dialectOf(db) !== 'postgres') return work();
-  const { connection, searchPath } = (db.client as { config: { connection: string | pg.ClientConfig; searchPath?: string | string[] } }).config;
-  const session = new pg.Client(typeof connection === 'string' ? { connectionString: connection } : connection);
+  const session = sessionClient(db);
   session.on('error', () => undefined); // a lost session releases the lock; `work` goes on without it
   await session.connect();
   try {
-    const schemas = searchPath === undefined ? [] : [searchPath].flat();
-    if (schemas.length) await session.query(`set search_path to ${schemas.map((schema) => session.escapeIdentifier(schema)).join(', ')}`);
+    await useSearchPath(session, db);
     await session.query(`select pg_advisory_lock(hashtext('portico.start ' || current_schema()))`);
     return await work();
   } finally {

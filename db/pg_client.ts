@@ -137,8 +137,7 @@ export class PgPipe {
   }
 
   private async connect(): Promise<pg.Client> {
-    const { connection, searchPath } = (this.db.client as unknown as KnexPgClient).config;
-    const client = new pg.Client({ ...(typeof connection === 'string' ? { connectionString: connection } : connection), pipeline: true } as pg.ClientConfig);
+    const client = sessionClient(this.db, { pipeline: true } as pg.ClientConfig);
     // A broken connection fails the reads in flight (unavailable); the next read opens another.
     const drop = () => {
       if (this.client === client) this.client = undefined;
@@ -148,8 +147,7 @@ export class PgPipe {
     try {
       if (this.closed) throw new Error('Client was closed and is not queryable');
       await client.connect();
-      const schemas = searchPath === undefined ? [] : [searchPath].flat();
-      if (schemas.length) await client.query(`set search_path to ${schemas.map((schema) => client.escapeIdentifier(schema)).join(', ')}`);
+      await useSearchPath(client, this.db);
       if (this.options.statementTimeoutMs) await client.query(`set statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
       if (this.options.lockTimeoutMs) await client.query(`set lock_timeout = ${Math.floor(this.options.lockTimeoutMs)}`);
       this.client = client;
@@ -172,4 +170,17 @@ export class PgPipe {
       socket.uncork();
     });
   }
+}
+
+/** A pg client of its own (not pooled, not yet connected) on the database `db` is configured for. */
+export function sessionClient(db: Knex, extra: Partial<pg.ClientConfig> = {}): pg.Client {
+  const { connection } = (db.client as unknown as KnexPgClient).config;
+  return new pg.Client({ ...(typeof connection === 'string' ? { connectionString: connection } : connection), ...extra });
+}
+
+/** Gives a connected session of sessionClient the search path `db`'s own connections have. */
+export async function useSearchPath(client: pg.Client, db: Knex): Promise<void> {
+  const { searchPath } = (db.client as unknown as KnexPgClient).config;
+  const schemas = searchPath === undefined ? [] : [searchPath].flat();
+  if (schemas.length) await client.query(`set search_path to ${schemas.map((schema) => client.escapeIdentifier(schema)).join(', ')}`);
 }
