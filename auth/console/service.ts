@@ -69,6 +69,18 @@ export interface AuditQuery {
 const MAX_PAGE = 200;
 
 /** Reads filters from query parameters; anything malformed is invalid_request naming it. */
+/** The ISO 8601 forms `from` and `to` take: a calendar date, or a date and time with an optional zone. */
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
+/** Epoch ms of an ISO 8601 `from`/`to`, NaN for another form or a day that does not exist (Date.parse rolls 2026-02-30 into March). */
+function isoInstant(value: string): number {
+  const match = ISO_8601.exec(value);
+  if (!match) return NaN;
+  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? Date.parse(value) : NaN;
+}
+
 export function parseAuditQuery(viewer: Viewer, params: Record<string, string | string[] | undefined>): AuditQuery {
   const one = (name: string): string | undefined => {
     const value = params[name];
@@ -83,7 +95,8 @@ export function parseAuditQuery(viewer: Viewer, params: Record<string, string | 
   const time = (name: string) => {
     const value = one(name);
     if (value === undefined) return undefined;
-    const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+    // Epoch milliseconds, or ISO 8601 (a date, or a date and time): Date.parse alone would take '-5' or 'Nov 1 2026' too.
+    const ms = /^\d+$/.test(value) ? Number(value) : isoInstant(value);
     // Only instants a Date can hold (±8.64e15 ms): anything past them is no time, and past 2^63 it
     // is no bigint for PostgreSQL either.
     if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw new AppError('invalid_request', `${name} must be an ISO 8601 date or epoch milliseconds`);

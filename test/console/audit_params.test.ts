@@ -9,10 +9,10 @@ import { startConsole, signIn } from './setup.js';
 
 type Json = any; // response bodies are asserted field by field
 
-const OUT_OF_RANGE = ['from=99999999999999999999', 'to=9223372036854775807', `from=${'9'.repeat(400)}`];
+const OUT_OF_RANGE = ['from=99999999999999999999', 'to=9223372036854775807', `from=${'9'.repeat(400)}`, 'from=-5', 'to=Nov%201%202026', 'from=2026-13-01', 'to=2026-02-30'];
 
 for (const kind of databasesUnderTest()) {
-  test(`an epoch beyond any date in from/to gets a stable code, never a 500 or a dropped export [${kind}]`, async (t) => {
+  test(`from/to beyond any date, or in a form that is not ISO 8601 or epoch ms, get a stable code, never a 500 or a dropped export [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     try {
       const admin = await f.consoleToken('acmeAdmin', 'acme');
