@@ -67,6 +67,9 @@ const PIPELINE_METHODS = new Set<string>(['tools/call', 'resources/read', 'promp
 interface RequestSchema {
   safeParse(value: unknown): { success: boolean; data?: unknown; error?: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
 }
+/** The list methods: each answers its whole list in one page. */
+const LIST_METHODS = new Set(['tools/list', 'resources/templates/list', 'resources/list', 'prompts/list']);
+
 const DIRECT_METHODS: Record<string, RequestSchema> = {
   'tools/call': CallToolRequestSchema,
   'tools/list': ListToolsRequestSchema,
@@ -345,6 +348,11 @@ export class McpHost {
       : { requestId: call.requestId, signal: cancel, askPerson };
     const kind = method === 'resources/read' ? 'resource' : method === 'prompts/get' ? 'prompt' : 'tool';
     try {
+      // Every list here comes whole, in one page, and never hands out a cursor: one sent is none of
+      // ours (MCP pagination: an invalid cursor SHOULD be -32602).
+      if (params.cursor !== undefined && LIST_METHODS.has(method)) {
+        throw new AppError('invalid_arguments', 'invalid params: params.cursor: this list comes whole, in one page, and has no cursors; call without "cursor"', { details: { field: 'params.cursor' } });
+      }
       switch (method) {
         case 'ping': return {};
         case 'tools/list': return { tools: pipeline.visibleTools(productId, call.principal) };

@@ -167,6 +167,19 @@ mcpTest('GET without a session is refused; unsupported HTTP methods answer 405',
   t.is(body.error.code, -32000, "the JSON-RPC code docs/errors.md gives, as the SDK's transport answers");
 });
 
+mcpTest('the lists come whole and hand out no cursor: one sent is invalid params (-32602) naming params.cursor', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const sessionId = await openSession(server, token, 'forge');
+  for (const method of ['tools/list', 'resources/templates/list', 'resources/list', 'prompts/list']) {
+    const whole = await rawCall(server, token, 'forge', method, {}, { sessionId, id: 1 });
+    t.is(whole.body?.result?.nextCursor, undefined, method);
+    const paged = await rawCall(server, token, 'forge', method, { cursor: 'page-2' }, { sessionId, id: 2 });
+    t.is(paged.body?.error?.code, -32602, `${method}: ${paged.text.slice(0, 200)}`);
+    t.is(paged.body?.error?.data?.code, 'invalid_arguments', method);
+    t.is(paged.body?.error?.data?.field, 'params.cursor', method);
+  }
+});
+
 mcpTest('ping is answered with an empty result under its own id, as an SSE event; a malformed ping is an Invalid Request', async (t, server) => {
   const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const sessionId = await openSession(server, token, 'forge');
