@@ -10,7 +10,7 @@ import type { Db } from '../db/connect.js';
 import { appendAudit } from '../db/audit.js';
 import { cookieKeyFingerprint, describeInstance, liveInstances, LIVE_MS, type InstanceRow } from '../db/instances.js';
 import { COOKIE_KEYS, generateCookieKey, keysInOrder, loadOrCreateCookieKeys, STAGES, updateRing, type KeyRing } from '../db/secrets.js';
-import { generateSigningKeys, loadOrCreateSigningKeys, SIGNING_KEYS } from './keys.js';
+import { generateSigningKeys, instanceKeysOf, loadOrCreateSigningKeys, sameKeys, SIGNING_KEYS } from './keys.js';
 import { TTL } from './lifetimes.js';
 import { AppError, UsageError } from '../shared/errors.js';
 import type { AdminCommand } from '../scripts/admin.js';
@@ -186,10 +186,7 @@ async function stepKeys(db: Db, name: string, step: Step, withFresh: boolean, re
 
 /** Whether an instance runs with the rings as stored: it publishes and signs with what they say, and reads every cookie key. */
 function tookUp(instance: InstanceRow, signing: KeyRing<JWK>, cookies: KeyRing<string>): boolean {
-  const same = (a: string[], b: string[]) => a.length === b.length && a.every((item) => b.includes(item));
-  const cookieKeys = keysInOrder(cookies).map(cookieKeyFingerprint);
-  return same(instance.keys.published, kidList(keysInOrder(signing))) && same(instance.keys.signing, kidList(signing.current))
-    && same(instance.keys.cookieVerify, cookieKeys) && instance.keys.cookieSign === cookieKeys[0];
+  return sameKeys(instance.keys, instanceKeysOf(signing, keysInOrder(cookies)));
 }
 
 const kids = (keys: JWK[]) => keys.map((key) => `${key.kid} (${key.alg})`).join(', ');

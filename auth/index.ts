@@ -16,10 +16,10 @@ import type { PorticoState } from '../shared/http.js';
 import { MAX_METADATA_BYTES } from './clients.js';
 import { purgeExpired, purgeUnusedClients } from './adapter.js';
 import { interactionRoutes } from './interactions.js';
-import { loadOrCreateSigningKeys, providerJwks, SIGNING_KEYS } from './keys.js';
-import { COOKIE_KEYS, keysInOrder, parseRing } from '../db/secrets.js';
+import { instanceKeysOf, loadOrCreateSigningKeys, providerJwks, sameKeys, SIGNING_KEYS } from './keys.js';
+import { COOKIE_KEYS, keysInOrder, readRingLocked } from '../db/secrets.js';
 import { dialectOf } from '../db/connect.js';
-import { cookieKeyFingerprint, describeInstance, liveInstances, registerInstance } from '../db/instances.js';
+import { describeInstance, liveInstances, registerInstance } from '../db/instances.js';
 import { errorReturns } from './error_return.js';
 import { PAGE_HEADERS } from './pages.js';
 import { createProvider, guardCodeResource, ROUTES } from './provider.js';
@@ -123,24 +123,14 @@ export function authMount(options: AuthMountOptions): Mount {
       if (others.length) log.warn('another instance is running on this SQLite file; SQLite serves one instance, use PostgreSQL to run several', { instances: others.map(describeInstance) });
     }
     // The keys this instance took up, for the keys commands (db/instances.ts, auth/admin.ts).
-    const { cookieKeys } = context.secrets;
-    const instance = await registerInstance(db, {
-      published: providerJwks(signing).keys.map((key) => key.kid!),
-      signing: signing.current.map((key) => key.kid!),
-      cookieVerify: cookieKeys.map(cookieKeyFingerprint),
-      cookieSign: cookieKeyFingerprint(cookieKeys[0]),
-    }, (err) => log.warn('marking this instance as running failed', { err }), undefined, async (trx) => {
-      // The rings as stored now, read under the lock a keys step takes (db/secrets.ts updateRing):
-      // a step that committed since this instance read its keys did not see it, so it must not run.
-      const read = async (name: string) => {
-        const query = trx('secrets').where({ name }).first('value');
-        return (await (dialectOf(trx) === 'postgres' ? query.forShare() : query))?.value as string | undefined;
-      };
-      const [signingNow, cookiesNow] = [await read(SIGNING_KEYS.name), await read(COOKIE_KEYS.name)];
-      const same = signingNow !== undefined && cookiesNow !== undefined
-        && JSON.stringify(parseRing(SIGNING_KEYS, signingNow)) === JSON.stringify(signing)
-        && JSON.stringify(keysInOrder(parseRing(COOKIE_KEYS, cookiesNow))) === JSON.stringify(cookieKeys);
-      if (!same) throw new Error('the stored keys changed while this instance started (a keys command ran): start it again');
+    const keys = instanceKeysOf(signing, context.secrets.cookieKeys);
+    const instance = await registerInstance(db, keys, (err) => log.warn('marking this instance as running failed', { err }), undefined, async (trx) => {
+      // The rings as stored now, read under the lock a keys step takes: a step that committed since
+      // this instance read its keys did not see it, so it must not run.
+      const [signingNow, cookiesNow] = [await readRingLocked(trx, SIGNING_KEYS), await readRingLocked(trx, COOKIE_KEYS)];
+      if (!signingNow || !cookiesNow || !sameKeys(instanceKeysOf(signingNow, keysInOrder(cookiesNow)), keys)) {
+        throw new Error('the stored keys changed while this instance started (a keys command ran): start it again');
+      }
     });
     context.onClose(() => instance.close().catch((err) => log.warn('removing this instance from the running ones failed', { err })));
   };

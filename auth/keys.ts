@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { DbOrTrx } from '../db/connect.js';
+import { cookieKeyFingerprint, type InstanceKeys } from '../db/instances.js';
 import { loadOrCreateRing, type KeyRing, type RingKind } from '../db/secrets.js';
 
 export interface PrivateJwks {
@@ -49,4 +50,24 @@ export async function generateSigningKeys(): Promise<JWK[]> {
     keys.push({ ...(await exportJWK(privateKey)), alg, use: 'sig', kid: randomUUID() });
   }
   return keys;
+}
+
+/**
+ * The keys an instance takes up from the rings as it read them (db/instances.ts): the signing key
+ * ids it publishes and signs with, and fingerprints of the cookie keys it reads (`cookieKeys` in
+ * keysInOrder: the first signs).
+ */
+export function instanceKeysOf(signing: KeyRing<JWK>, cookieKeys: readonly string[]): InstanceKeys {
+  return {
+    published: providerJwks(signing).keys.map((key) => key.kid!),
+    signing: signing.current.map((key) => key.kid!),
+    cookieVerify: cookieKeys.map(cookieKeyFingerprint),
+    cookieSign: cookieKeyFingerprint(cookieKeys[0]),
+  };
+}
+
+/** Whether two instances run with the same keys (in whatever order they publish them). */
+export function sameKeys(a: InstanceKeys, b: InstanceKeys): boolean {
+  const same = (x: string[], y: string[]) => x.length === y.length && x.every((item) => y.includes(item));
+  return same(a.published, b.published) && same(a.signing, b.signing) && same(a.cookieVerify, b.cookieVerify) && a.cookieSign === b.cookieSign;
 }

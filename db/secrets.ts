@@ -98,6 +98,17 @@ export async function updateRing<K>(trx: DbOrTrx, kind: RingKind<K>, change: (ri
   return { before, after };
 }
 
+/**
+ * A stored ring read inside the caller's transaction under a share lock on its row (PostgreSQL;
+ * SQLite's writers take turns anyway): a step of updateRing waits for the caller's transaction,
+ * or the read waits for the step. Undefined if the ring is not stored.
+ */
+export async function readRingLocked<K>(trx: DbOrTrx, kind: RingKind<K>): Promise<KeyRing<K> | undefined> {
+  const query = trx('secrets').where({ name: kind.name }).first('value');
+  const row = await (dialectOf(trx) === 'postgres' ? query.forShare() : query);
+  return row ? parseRing(kind, row.value) : undefined;
+}
+
 /** Keys for signed cookies (Koa's and oidc-provider's): the first of keysInOrder signs, every one verifies. */
 export const COOKIE_KEYS: RingKind<string> = {
   name: 'cookie_keys',
