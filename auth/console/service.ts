@@ -10,6 +10,7 @@ import type { Role } from '../../db/accounts.js';
 import { findConnectionView, listConnections, revokeConnection, type ConnectionView } from '../../db/grant_store.js';
 import { appendAudit, decodeCursor, queryAudit, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
 import { normaliseId } from '../../db/tenant_scope.js';
+import { dateToMs } from '../../shared/dates.js';
 
 export interface Viewer {
   userId: string;
@@ -70,15 +71,11 @@ const MAX_PAGE = 200;
 
 /** Reads filters from query parameters; anything malformed is invalid_request naming it. */
 /** The ISO 8601 forms `from` and `to` take: a calendar date, or a date and time with an optional zone. */
-const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
 /** Epoch ms of an ISO 8601 `from`/`to`, NaN for another form or a day that does not exist (Date.parse rolls 2026-02-30 into March). */
 function isoInstant(value: string): number {
-  const match = ISO_8601.exec(value);
-  if (!match) return NaN;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
-  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day ? Date.parse(value) : NaN;
+  return ISO_8601.test(value) && dateToMs(value.slice(0, 10)) !== undefined ? Date.parse(value) : NaN;
 }
 
 export function parseAuditQuery(viewer: Viewer, params: Record<string, string | string[] | undefined>): AuditQuery {

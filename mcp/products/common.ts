@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { z } from 'zod';
+import { DATE, dateToMs } from '../../shared/dates.js';
 import { AppError } from '../../shared/errors.js';
 
 /** The columns a product writes through TenantScope.insert, which stamps tenant_id (and id unless given). */
@@ -124,7 +125,6 @@ export function formatMoney(minor: number, currency: string): string {
 
 // ---------------------------------------------------------------- dates and times
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** A calendar date argument, YYYY-MM-DD, that must exist (no 2026-02-30). */
 export const dateArg = z
@@ -132,14 +132,7 @@ export const dateArg = z
   .regex(DATE, 'must be a date in the form YYYY-MM-DD')
   .refine((value) => dateToMs(value) !== undefined, 'is not a calendar date');
 
-export function dateToMs(value: string): number | undefined {
-  const match = DATE.exec(value);
-  if (!match) return undefined;
-  const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const ms = Date.UTC(year, month - 1, day);
-  const back = new Date(ms);
-  return back.getUTCFullYear() === year && back.getUTCMonth() === month - 1 && back.getUTCDate() === day ? ms : undefined;
-}
+export { dateToMs };
 
 export function msToDate(ms: number | null | undefined): string | null {
   return ms === null || ms === undefined ? null : new Date(ms).toISOString().slice(0, 10);
