@@ -167,7 +167,7 @@ export class McpHost {
       // The SDK would answer a malformed initialize with -32603 and its schema library's dump.
       if (message?.method === 'initialize' && message.id !== undefined) checkParams(InitializeRequestSchema, message);
       const sessionId = ctx.get('mcp-session-id');
-      const session = await this.sessionFor(ctx, productId, principal, message);
+      const session = await this.sessionFor(ctx, sessionId, productId, principal, message);
       if (!session) return;
 
       // MCP transports, "Protocol Version Header": an unsupported version is 400, before anything is checked or run.
@@ -249,8 +249,7 @@ export class McpHost {
    * The session of this request: an existing one only if it belongs to this token's connection
    * and user (otherwise 404, exactly like an unknown id), or a new one for `initialize`.
    */
-  private async sessionFor(ctx: Ctx, productId: string, principal: Principal, message: Record<string, any> | undefined): Promise<Session | undefined> {
-    const sessionId = ctx.get('mcp-session-id');
+  private async sessionFor(ctx: Ctx, sessionId: string, productId: string, principal: Principal, message: Record<string, any> | undefined): Promise<Session | undefined> {
     if (sessionId) {
       const session = this.sessions.find(sessionId, { product: productId, connectionId: principal.connectionId, userId: principal.user.id });
       if (!session) {
@@ -386,8 +385,7 @@ export class McpHost {
     if (!schema || message.jsonrpc !== '2.0' || !(typeof message.id === 'string' || Number.isSafeInteger(message.id))) return undefined;
     const accept = ctx.get('accept');
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
-    const version = ctx.get('mcp-protocol-version');
-    if (version && !SUPPORTED_VERSIONS.has(version)) return undefined;
+    // An unsupported MCP-Protocol-Version was refused (400) before (handle): every direct request has a session.
     if (session.transport.sessionId !== session.id || session.inflight.has(message.id)) return undefined;
     const parsed = checkParams(schema, message);
     const params = ((parsed.data as { params?: Record<string, any> }).params ?? {}) as Record<string, any>;
