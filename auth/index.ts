@@ -26,7 +26,7 @@ import { createProvider, guardCodeResource, ROUTES } from './provider.js';
 import { offWhenIdle, providerStorage } from './provider_storage.js';
 import { WindowLimiter } from './rate_limit.js';
 import { ResourceRegistry } from './resources.js';
-import { reasonOf, revokeGrant } from './revocation.js';
+import { endExpiredGrants, reasonOf, revokeGrant } from './revocation.js';
 
 export interface AuthMountOptions {
   catalog: Catalog;
@@ -111,7 +111,10 @@ export function authMount(options: AuthMountOptions): Mount {
     app.use((ctx, next) => whileProviderWorks(() => dispatch(ctx, next)));
 
     const timer = setInterval(() => {
-      Promise.all([purgeExpired(db), purgeUnusedClients(db)]).catch((err) => log.warn('purging expired OAuth rows failed', { err }));
+      // Expired grants end their connections first (the purge would delete the grants' rows).
+      endExpiredGrants(db, options.events)
+        .then(() => Promise.all([purgeExpired(db), purgeUnusedClients(db)]))
+        .catch((err) => log.warn('purging expired OAuth rows failed', { err }));
     }, options.purgeIntervalMs ?? 10 * 60_000);
     timer.unref();
     context.onClose(() => clearInterval(timer));

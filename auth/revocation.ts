@@ -9,7 +9,7 @@ import { appendAudit } from '../db/audit.js';
 import { findConnectionByGrant, revokeGrantTokens } from '../db/grant_store.js';
 import type { EventBus } from '../shared/events.js';
 
-export type RevocationReason = 'authorization_code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'pkce_verification_failed' | 'grant_revoked';
+export type RevocationReason = 'authorization_code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'pkce_verification_failed' | 'grant_revoked' | 'grant_expired';
 
 export async function revokeGrant(db: Db, events: EventBus, grantId: string, reason: RevocationReason, requestId?: string): Promise<void> {
   const revoked = await db.transaction(async (trx) => {
@@ -26,6 +26,19 @@ export async function revokeGrant(db: Db, events: EventBus, grantId: string, rea
     return connection;
   });
   if (revoked) await events.publish({ type: 'connection.revoked', connectionId: revoked.id, grantId });
+}
+
+/**
+ * A grant past its lifetime (TTL.Grant) ends its connection as a revocation does (tokens dead, the
+ * connection marked revoked, `grant.revoke` audited with reason `grant_expired`, every instance
+ * told), before the purge deletes the grant's row: otherwise the connection stayed listed as live
+ * in the console for ever, and its self-registered client was never purged. Run by the purge
+ * timer (auth/index.ts); concurrent runs on several instances end each connection once.
+ */
+export async function endExpiredGrants(db: Db, events: EventBus, now = Date.now()): Promise<number> {
+  const ids: string[] = await db('oidc_payloads').where({ model: 'Grant' }).where('expires_at', '<=', now).pluck('id');
+  for (const id of ids) await revokeGrant(db, events, id, 'grant_expired');
+  return ids.length;
 }
 
 /** Why the provider revoked a grant, from the request that made it do so. */

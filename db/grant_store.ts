@@ -104,6 +104,17 @@ export async function touchConnection(db: DbOrTrx, id: string, at = Date.now()):
   await db('connections').where({ id }).update({ last_used_at: at, call_count: db.raw('call_count + 1') });
 }
 
+/**
+ * Records use of a connection inside a call's transaction, as the call's commit point: refused
+ * (connection_revoked, the transaction rolls back) if the connection was revoked meanwhile. The
+ * UPDATE waits for a revocation holding the row and then sees it, so a call whose transaction
+ * commits after a revocation never takes effect, whether or not this instance heard of it yet.
+ */
+export async function touchLiveConnection(db: DbOrTrx, id: string, at = Date.now()): Promise<void> {
+  const changed = await db('connections').where({ id }).whereNull('revoked_at').update({ last_used_at: at, call_count: db.raw('call_count + 1') });
+  if (!changed) throw new AppError('connection_revoked', 'this connection was revoked while the call ran; nothing was changed');
+}
+
 /** Who is calling, as established from a bearer token. Tenant comes from here, never from input. */
 export interface Principal {
   connectionId: string;

@@ -17,7 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import { readerOf, type Db, type DbOrTrx } from '../db/connect.js';
 import { appendAudit, AuditWriter, canonicalJson, sha256Hex, type AuditKind } from '../db/audit.js';
-import { authenticateBearer, hashTokenId, touchConnection, type Principal } from '../db/grant_store.js';
+import { authenticateBearer, hashTokenId, touchLiveConnection, type Principal } from '../db/grant_store.js';
 import { TenantScope } from '../db/tenant_scope.js';
 import type { Catalog, ProductDefinition, PromptDefinition, ResourceDefinition, ToolContext, ToolDefinition } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
@@ -485,9 +485,11 @@ export class Pipeline {
   /**
    * The audit record of a call, inside the call's own transaction, with the connection's use
    * (the connection row first, the chain head second: the order revokeConnection locks them in).
+   * Touching the connection is the call's commit point: a connection revoked since the call was
+   * admitted (on any instance, heard of here or not) fails the call and nothing persists.
    */
   private async auditIn(trx: DbOrTrx, input: Parameters<typeof appendAudit>[1]): Promise<void> {
-    if (input.connectionId) await touchConnection(trx, input.connectionId);
+    if (input.connectionId) await touchLiveConnection(trx, input.connectionId);
     await appendAudit(trx, input);
   }
 
