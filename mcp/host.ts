@@ -225,7 +225,10 @@ export class McpHost {
   /** `WWW-Authenticate` of a 401 (RFC 6750 §3, RFC 9728 §5.1). */
   challenge(productId: string, error?: string): string {
     const scopes = this.deps.catalog.scopesOf(productId).join(' ');
-    return `Bearer ${error ? `error="${error === 'connection_revoked' ? 'invalid_token' : error}", ` : ''}resource_metadata="${this.metadataUrl(productId)}", scope="${scopes}"`;
+    // A roadmap product advertises no scopes: the attribute is left out rather than sent empty
+    // (RFC 6750 §3 has one or more scope tokens; the MCP SDK reads `scope=""` as the scope `""`
+    // and registers with it, which the authorization server refuses).
+    return `Bearer ${error ? `error="${error === 'connection_revoked' ? 'invalid_token' : error}", ` : ''}resource_metadata="${this.metadataUrl(productId)}"${scopes ? `, scope="${scopes}"` : ''}`;
   }
 
   private sendRefusal(ctx: Ctx, productId: string, error: AppError, message: Record<string, any>): void {

@@ -1,7 +1,27 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded SQLite file). */
+import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connectDatabase } from '../db/connect.js';
 import { migrateLatest } from '../db/migrate.js';
+
+const USAGE = `usage: npm run migrate
+
+Applies every pending migration to the database of DATABASE_URL (the embedded SQLite file under
+DATA_DIR when unset), without starting the server. It takes no options besides --help.`;
+
+// Arguments are checked before any database is opened, as npm run admin does (docs/errors.md):
+// a mistyped option must not migrate a database, nor create a SQLite file.
+let help = false;
+try {
+  ({ values: { help = false } } = parseArgs({ args: process.argv.slice(2), options: { help: { type: 'boolean', short: 'h' } }, allowPositionals: false }));
+} catch (error) {
+  console.error(`error: ${(error as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 try {
   const config = loadConfig();

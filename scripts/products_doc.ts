@@ -11,7 +11,8 @@ import { annotationsOf, type ProductDefinition } from '../shared/catalog.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 const firstSentence = (text: string) => {
-  const match = /^(.+?[.!?])(\s|$)/s.exec(text.trim());
+  // A sentence ends at . ! or ? followed by a space, but not at the abbreviations e.g. and i.e.
+  const match = /^(.+?(?<!\b(?:e\.g|i\.e))[.!?])(\s|$)/s.exec(text.trim());
   return cell(match ? match[1] : text.trim());
 };
 
