@@ -56,8 +56,11 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
   function checkForm(ctx: Ctx, uid: string, form: URLSearchParams): void {
     const site = ctx.get('sec-fetch-site');
     if (site && site !== 'same-origin') throw new AppError('csrf_failed', 'This form was submitted from another site and was refused.');
+    // Our pages are sent with Referrer-Policy: no-referrer, under which browsers send `Origin: null`
+    // with the form (Fetch, "serializing a request origin"): that names no other site, and the
+    // HMAC token below (bound to the interaction cookie's uid) still decides.
     const origin = ctx.get('origin');
-    if (origin && origin !== expectedOrigin) throw new AppError('csrf_failed', 'This form was submitted from another site and was refused.');
+    if (origin && origin !== 'null' && origin !== expectedOrigin) throw new AppError('csrf_failed', 'This form was submitted from another site and was refused.');
     const expected = Buffer.from(csrfFor(uid));
     const submitted = Buffer.from(form.get('csrf') ?? '');
     if (submitted.length !== expected.length || !timingSafeEqual(submitted, expected)) {

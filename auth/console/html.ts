@@ -30,11 +30,11 @@ function render(value: unknown): string {
 const STYLE = `
 :root{--ink:#1b1f24;--muted:#5b6470;--line:#e3e6ea;--bg:#f6f7f9;--card:#fff;--accent:#2f5bd3;--danger:#b42318;--ok:#127a3e}
 *{box-sizing:border-box}body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);background:var(--bg)}
-header{background:#111827;color:#fff;padding:.75rem 1.5rem;display:flex;gap:1.5rem;align-items:center}
+header{background:#111827;color:#fff;padding:.75rem 1.5rem;display:flex;flex-wrap:wrap;gap:.75rem 1.5rem;align-items:center}header nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem}
 header a{color:#d1d5db;text-decoration:none}header a[aria-current=page]{color:#fff;font-weight:600}
-header .brand{font-weight:700;color:#fff;margin-right:1rem}header form{margin-left:auto;display:flex;gap:.75rem;align-items:center;color:#d1d5db}
+header .brand{font-weight:700;color:#fff;margin-right:1rem}header form{margin-left:auto;display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;color:#d1d5db;min-width:0;overflow-wrap:anywhere}
 main{max-width:1100px;margin:1.5rem auto;padding:0 1.5rem}h1{font-size:1.4rem;margin:.2rem 0 1rem}
-.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:1.25rem;margin-bottom:1.25rem}
+.card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:1.25rem;margin-bottom:1.25rem;overflow-x:auto}
 table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:.55rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}
 .muted{color:var(--muted)}.badge{display:inline-block;padding:.05rem .45rem;border-radius:999px;font-size:.78rem;border:1px solid var(--line);background:#f1f3f5}

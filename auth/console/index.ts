@@ -182,7 +182,10 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
 
     router.get(base, htmlErrors, (ctx) => ctx.redirect(`${base}/connections`));
     router.get(`${base}/login`, htmlErrors, (ctx) => {
-      const nonce = randomBytes(16).toString('base64url');
+      // The browser's nonce is kept while it lives: a sign-in page opened in a second tab (or
+      // reloaded) must not invalidate the form of the first one.
+      const held = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
+      const nonce = held && /^[A-Za-z0-9_-]{22}$/.test(held) ? held : randomBytes(16).toString('base64url');
       ctx.cookies.set(PRE_SESSION_COOKIE, nonce, { signed: true, httpOnly: true, sameSite: 'lax', secure: sessionOptions.secure, path: base, maxAge: 3600_000 });
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
       render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), {}));
@@ -209,7 +212,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         ctx.status = 403;
         return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'Your account is not a member of any active organization.', email }));
       }
-      ctx.cookies.set(PRE_SESSION_COOKIE, '', { signed: true, path: base, maxAge: 0 });
+      // The pre-session nonce stays (it grants nothing): another tab's sign-in form still works.
       await pruneExpiredSessions(context.db);
       const previous = sessionIdOf(ctx).id;
       if (previous) await deleteSession(context.db, previous);
@@ -241,9 +244,15 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
     router.post(`${base}/logout`, htmlErrors, async (ctx) => {
       const session = await sessionOf(ctx);
-      await postForm(ctx, session && sessionBinding(session));
+      // Already signed out (the session expired, or another tab ended it): there is nothing a
+      // forged form could end, so the person simply lands on the sign-in page.
+      if (!session) {
+        clearSessionCookie(ctx, sessionOptions);
+        return ctx.redirect(`${base}/login`);
+      }
+      await postForm(ctx, sessionBinding(session));
       // Ends the session on the server: a saved copy of the cookie names nothing any more.
-      if (session) await deleteSession(context.db, session.id);
+      await deleteSession(context.db, session.id);
       clearSessionCookie(ctx, sessionOptions);
       ctx.redirect(`${base}/login`);
     });

@@ -10,7 +10,7 @@ import type { Role } from '../../db/accounts.js';
 import { findConnectionView, listConnections, revokeConnection, type ConnectionView } from '../../db/grant_store.js';
 import { appendAudit, decodeCursor, queryAudit, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
 import { normaliseId } from '../../db/tenant_scope.js';
-import { dateToMs } from '../../shared/dates.js';
+import { DATE, dateToMs } from '../../shared/dates.js';
 
 export interface Viewer {
   userId: string;
@@ -93,7 +93,10 @@ export function parseAuditQuery(viewer: Viewer, params: Record<string, string | 
     const value = one(name);
     if (value === undefined) return undefined;
     // Epoch milliseconds, or ISO 8601 (a date, or a date and time): Date.parse alone would take '-5' or 'Nov 1 2026' too.
-    const ms = /^\d+$/.test(value) ? Number(value) : isoInstant(value);
+    let ms = /^\d+$/.test(value) ? Number(value) : isoInstant(value);
+    // A calendar date as `to` (the console's date field) means up to the end of that day: `to` is
+    // exclusive, so from=to=today would otherwise select nothing.
+    if (name === 'to' && DATE.test(value)) ms += 86_400_000;
     // Only instants a Date can hold (±8.64e15 ms): anything past them is no time, and past 2^63 it
     // is no bigint for PostgreSQL either.
     if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw new AppError('invalid_request', `${name} must be an ISO 8601 date or epoch milliseconds`);
