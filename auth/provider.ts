@@ -180,7 +180,31 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
 
   const provider = new Provider(config.authUrl, configuration);
   provider.proxy = config.trustProxy;
+  revokeOnlyTheAccessToken(provider);
   return provider;
+}
+
+/**
+ * RFC 7009 at /oauth/revoke with an access token revokes that token only (docs/auth.md: revoking a
+ * refresh token ends the connection, revoking an access token does not; revokeGrantPolicy above).
+ * oidc-provider's revoke helper (lib/helpers/revoke.js) nevertheless revokes every token of the
+ * grant by grant id while it keeps the grant: the refresh token and the access token of the last
+ * refresh died with it, and the connection, still listed as live and never audited as revoked,
+ * could not be used by anything. While that request runs, the by-grant revocations do nothing;
+ * the token itself is destroyed (and announced, `access_token.destroyed`) as before.
+ */
+function revokeOnlyTheAccessToken(provider: Provider): void {
+  const revokingOneAccessToken = () => {
+    const ctx = (Provider as unknown as { ctx?: KoaContextWithOIDC }).ctx;
+    return ctx?.oidc?.route === 'revocation' && Boolean(ctx.oidc.entities?.AccessToken);
+  };
+  for (const model of [provider.AccessToken, provider.RefreshToken, provider.AuthorizationCode] as Array<{ revokeByGrantId(grantId: string): Promise<void> }>) {
+    const revokeByGrantId = model.revokeByGrantId.bind(model);
+    model.revokeByGrantId = async (grantId: string) => {
+      if (revokingOneAccessToken()) return;
+      return revokeByGrantId(grantId);
+    };
+  }
 }
 
 /**
