@@ -90,7 +90,10 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     const metrics = new MetricsRegistry();
     const context: PorticoContext = { config, db, log, metrics, secrets, onDrain: (hook) => drainHooks.push(hook), onClose: (hook) => closeHooks.push(hook) };
 
-    const app = new Koa<PorticoState>({ keys: secrets.cookieKeys, proxy: config.trustProxy });
+    // Behind TRUST_PROXY=n proxies the client's address is the n-th X-Forwarded-For entry from the
+    // right (what those proxies appended): the entries before it are the client's own writing, and
+    // the per-address limits (registration, sign-in) key on ctx.ip.
+    const app = new Koa<PorticoState>({ keys: secrets.cookieKeys, proxy: config.trustProxy > 0, maxIpsCount: config.trustProxy });
     app.silent = true;
     app.use(observe(context));
     app.use(restErrors(log, translateDbError));

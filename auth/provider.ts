@@ -179,7 +179,8 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
   };
 
   const provider = new Provider(config.authUrl, configuration);
-  provider.proxy = config.trustProxy;
+  provider.proxy = config.trustProxy > 0;
+  provider.maxIpsCount = config.trustProxy;
   revokeOnlyTheAccessToken(provider);
   return provider;
 }

@@ -42,7 +42,12 @@ export interface Config {
   apiUrl: string;
   database: DatabaseConfig;
   dataDir: string;
-  trustProxy: boolean;
+  /**
+   * How many proxies stand in front (TRUST_PROXY): 0 trusts no X-Forwarded-* header; n trusts the
+   * forwarded host and scheme and takes the client's address as the n-th X-Forwarded-For entry from
+   * the right (what the nearest proxies appended), never one the client wrote itself.
+   */
+  trustProxy: number;
   demo: boolean;
   demoPassword?: string;
   logLevel: LogLevel;
@@ -86,7 +91,7 @@ export function loadConfig(env: Env = process.env): Config {
     apiUrl: baseUrl(env, 'PUBLIC_API_URL', `${authUrl}/api`),
     database: database(env, dataDir, toolTimeoutMs),
     dataDir,
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: proxyHops(env),
     demo: onOff(env, 'DEMO', true),
     demoPassword: demoPassword(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
@@ -117,6 +122,17 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(name, `expected 1/0, true/false, yes/no or on/off, got ${JSON.stringify(env[name])}`);
+}
+
+/** TRUST_PROXY: a number of proxies (0-10); the words of `boolean` mean 0 and 1. */
+function proxyHops(env: Env): number {
+  const raw = env.TRUST_PROXY?.trim().toLowerCase();
+  if (raw && /^\d+$/.test(raw)) return integer(env, 'TRUST_PROXY', 0, 0, 10);
+  try {
+    return boolean(env, 'TRUST_PROXY', false) ? 1 : 0;
+  } catch {
+    throw new ConfigError('TRUST_PROXY', `expected the number of proxies in front (0-10), or 1/0, true/false, yes/no or on/off, got ${JSON.stringify(env.TRUST_PROXY)}`);
+  }
 }
 
 function onOff(env: Env, name: string, fallback: boolean): boolean {

@@ -10,7 +10,7 @@ test('defaults follow DESIGN.md §1', (t) => {
   t.is(config.database.kind, 'sqlite');
   t.true(config.database.kind === 'sqlite' && config.database.filename.endsWith('/data/portico.sqlite'));
   t.true(config.demo);
-  t.false(config.trustProxy);
+  t.is(config.trustProxy, 0);
   t.is(config.logLevel, 'info');
 });
 
@@ -26,7 +26,10 @@ test('public URLs and the database are configurable', (t) => {
   t.is(config.mcpUrl, 'https://mcp.example.com');
   t.is(config.apiUrl, 'https://auth.example.com/api');
   t.deepEqual(config.database, { kind: 'postgres', url: 'postgres://portico@db:5432/portico', preparedStatements: true, readTimeoutMs: 15_000, idleInTransactionTimeoutMs: 60_000, lockTimeoutMs: 61_000 });
-  t.true(config.trustProxy);
+  t.is(config.trustProxy, 1);
+  t.is(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2, 'two proxies in front');
+  t.is(loadConfig({ TRUST_PROXY: 'on' }).trustProxy, 1);
+  t.is(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, 0);
   t.false(config.demo);
 });
 
@@ -73,6 +76,8 @@ const bad: Array<[string, string]> = [
   ['DATABASE_URL', 'mysql://x'],
   ['DATABASE_URL', 'sqlite:'],
   ['TRUST_PROXY', 'maybe'],
+  ['TRUST_PROXY', '11'],
+  ['TRUST_PROXY', '-1'],
   ['DEMO', 'sometimes'],
   ['DEMO_PASSWORD', 'short'],
   ['LOG_LEVEL', 'loud'],
