@@ -7,7 +7,7 @@ import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_READ_TIMEOUT_MS, type DatabaseConfig } from '../shared/config.js';
-import { pgClient, PgPipe } from './pg_client.js';
+import { pgClient, PgPipe, STALL_MARGIN_MS } from './pg_client.js';
 import { sqliteClient, sqliteReadPipe, sqliteWriteTransaction, type SqlRunner } from './sqlite_client.js';
 
 export type { SqlRunner } from './sqlite_client.js';
@@ -26,7 +26,8 @@ export function connectDatabase(config: DatabaseConfig): Db {
   if (config.kind === 'postgres') {
     const lockTimeoutMs = config.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
     const db = knexFactory({
-      client: config.preparedStatements === false ? 'pg' : pgClient(),
+      // A pooled statement no answer comes for is given up a little after PostgreSQL's own lock time-out would have ended it.
+      client: pgClient({ named: config.preparedStatements !== false, stallMs: lockTimeoutMs + STALL_MARGIN_MS }),
       connection: config.url,
       searchPath: config.schema ? [config.schema] : undefined,
       pool: { min: 0, max: 10, afterCreate: limitWaits(config.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, lockTimeoutMs) },

@@ -45,6 +45,9 @@ interface PgQuery {
 /** Distinct statement texts named per process: bounded, as each is prepared on every pooled connection. */
 export const MAX_NAMED = 2_000;
 
+/** How much longer than PostgreSQL's own time-out a connection waits for an answer before it is given up. */
+export const STALL_MARGIN_MS = 5_000;
+
 /**
  * Names statement texts: the same name for the same text on every connection, `undefined` for a
  * text that should run unnamed (not preparable, or past `max` distinct texts).
@@ -63,6 +66,8 @@ export function statementNamer(max = MAX_NAMED): (sql: string) => string | undef
 }
 
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\s/i;
+/** Statements that change the schema or maintain tables: they may rightly run for minutes. */
+const SCHEMA = /^\s*(create|alter|drop|comment|vacuum|analyze|reindex|cluster|truncate)\s/i;
 
 function preparable(sql: string): boolean {
   return PREPARABLE.test(sql) && !sql.includes(';') && !sql.replace(/count\(\*\)/gi, '').includes('*');
@@ -70,13 +75,38 @@ function preparable(sql: string): boolean {
 
 const statementName = statementNamer();
 
-export function pgClient(): typeof Knex.Client {
+/**
+ * `stallMs`: a pooled connection whose statement has had no answer for this long is given up (see
+ * StallWatch): its call fails `unavailable` instead of holding the call and a pool slot for as long
+ * as the socket lives. Schema statements are not watched (an index build may rightly take
+ * minutes); every other one is, a migration's data statements too, so one that must run longer
+ * than `stallMs` belongs in batches. `named: false`
+ * (DATABASE_PREPARED_STATEMENTS=off) runs every statement unnamed.
+ */
+export function pgClient(options: { named: boolean; stallMs?: number }): typeof Knex.Client {
+  const watches = new WeakMap<pg.Client, StallWatch>();
   return class PorticoPg extends KnexPg {
-    override _query(connection: unknown, obj: PgQuery): Promise<unknown> {
-      const name = obj.sql && !obj.options?.name ? statementName(obj.sql) : undefined;
-      return super._query(connection, name ? { ...obj, options: { ...obj.options, name } } : obj);
+    override async _query(connection: unknown, obj: PgQuery): Promise<unknown> {
+      const name = options.named && obj.sql && !obj.options?.name ? statementName(obj.sql) : undefined;
+      const query = super._query(connection, name ? { ...obj, options: { ...obj.options, name } } : obj);
+      if (!options.stallMs || !obj.sql || SCHEMA.test(obj.sql)) return query;
+      const client = connection as pg.Client;
+      let watch = watches.get(client);
+      if (!watch) watches.set(client, (watch = new StallWatch(options.stallMs, () => giveUp(client))));
+      watch.started();
+      try {
+        return await query;
+      } finally {
+        watch.answered();
+      }
     }
   } as unknown as typeof Knex.Client;
+}
+
+/** Ends a connection's socket: pg fails every statement it carries ("Connection terminated"), and knex and the pipes drop it. */
+function giveUp(client: pg.Client): void {
+  (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
+  client.end().catch(() => undefined);
 }
 
 /**
@@ -114,8 +144,38 @@ export class PgPipe {
     const knexClient = this.db.client as unknown as KnexPgClient;
     knexClient.emit('query', { sql, bindings });
     const { text, name } = this.statement(knexClient, sql);
-    const result = await client.query({ text, values: bindings as unknown[], name });
-    return result.rows as Row[];
+    const watch = this.watched(client);
+    watch.started();
+    try {
+      const result = await client.query({ text, values: bindings as unknown[], name });
+      return result.rows as Row[];
+    } finally {
+      watch.answered();
+    }
+  }
+
+  /**
+   * The pipe's statements run one after another, so one that is never answered (a database host
+   * frozen or gone, a flow a NAT or firewall dropped: no FIN, no RST, and the server-side time-outs
+   * never run) would hold every statement written behind it, on every later call, for as long as
+   * the socket lives (for ever, when the peer's TCP still answers). A watchdog per connection:
+   * while statements are in flight and none has been answered for longer than PostgreSQL itself
+   * would have let the slowest run (its statement or lock time-out, plus a margin), the connection
+   * is given up. What it carries fails as `unavailable` and the next statement opens another.
+   */
+  private readonly watches = new WeakMap<pg.Client, StallWatch>();
+
+  private watched(client: pg.Client): StallWatch {
+    let watch = this.watches.get(client);
+    if (!watch) {
+      const stallMs = (this.options.statementTimeoutMs ?? this.options.lockTimeoutMs ?? 60_000) + STALL_MARGIN_MS;
+      watch = new StallWatch(stallMs, () => {
+        if (this.client === client) this.client = undefined;
+        giveUp(client);
+      });
+      this.watches.set(client, watch);
+    }
+    return watch;
   }
 
   /** `sql` with `$n` placeholders, and its prepared statement's name: worked out once per text (the pipes carry a few constant texts). */
@@ -169,6 +229,38 @@ export class PgPipe {
       this.held = false;
       socket.uncork();
     });
+  }
+}
+
+/** Gives up (once) when statements are in flight and none has been answered for `stallMs`. */
+class StallWatch {
+  private inflight = 0;
+  private progressAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private gaveUp = false;
+
+  constructor(private readonly stallMs: number, private readonly giveUp: () => void) {}
+
+  started(): void {
+    if (this.inflight++ === 0) this.progressAt = performance.now();
+    if (!this.timer && !this.gaveUp) this.arm(this.stallMs);
+  }
+
+  answered(): void {
+    this.inflight -= 1;
+    this.progressAt = performance.now();
+  }
+
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      if (!this.inflight || this.gaveUp) return;
+      const waited = performance.now() - this.progressAt;
+      if (waited < this.stallMs) return this.arm(this.stallMs - waited);
+      this.gaveUp = true;
+      this.giveUp();
+    }, ms);
+    this.timer.unref();
   }
 }
 

@@ -59,7 +59,7 @@ async function prepared(db: Knex): Promise<string[]> {
 
 async function withTable(work: (database: TestDatabase, db: Knex) => Promise<void>): Promise<void> {
   const database = await createTestDatabase('postgres');
-  const db = knexFactory({ client: pgClient(), connection: database.url, pool: { min: 1, max: 1 } });
+  const db = knexFactory({ client: pgClient({ named: true }), connection: database.url, pool: { min: 1, max: 1 } });
   try {
     await db.raw('create table things (id int primary key, label text)');
     await db('things').insert([{ id: 1, label: 'one' }, { id: 2, label: 'two' }]);
