@@ -21,7 +21,7 @@ import { COOKIE_KEYS, keysInOrder, readRingLocked } from '../db/secrets.js';
 import { dialectOf } from '../db/connect.js';
 import { describeInstance, liveInstances, registerInstance } from '../db/instances.js';
 import { errorReturns } from './error_return.js';
-import { PAGE_HEADERS } from './pages.js';
+import { PAGE_HEADERS, pageCsp } from './pages.js';
 import { createProvider, guardCodeResource, ROUTES } from './provider.js';
 import { offWhenIdle, providerStorage } from './provider_storage.js';
 import { WindowLimiter } from './rate_limit.js';
@@ -92,7 +92,7 @@ export function authMount(options: AuthMountOptions): Mount {
       // get the page headers too; their one inline script is allowed by its hash.
       if (typeof ctx.body === 'string' && ctx.response.is('html') && !ctx.response.get('Content-Security-Policy')) {
         const scripts = [...ctx.body.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]).digest('base64')}'`);
-        ctx.set({ ...PAGE_HEADERS, 'Content-Security-Policy': `${PAGE_HEADERS['Content-Security-Policy']}${scripts.length ? `; script-src ${scripts.join(' ')}` : ''}` });
+        ctx.set({ ...PAGE_HEADERS, 'Content-Security-Policy': pageCsp(scripts) });
       }
       // The catalog decides at each request which products are live (midas ships later).
       if (route === 'discovery' && ctx.body && typeof ctx.body === 'object') {

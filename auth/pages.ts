@@ -1,7 +1,19 @@
 /**
  * The sign-in, consent and error pages of the authorization server: server-rendered HTML, no
- * framework, no script. Every interpolated value goes through `esc`.
+ * framework, and one script of our own (ONCE, allowed by its hash). Every interpolated value goes
+ * through `esc`.
  */
+import { createHash } from 'node:crypto';
+
+/**
+ * A form is sent once. A second click on Allow while the first is answered started a second
+ * navigation, which cancelled the first one's redirect back to the client: the first consent
+ * created the connection, the second was answered 409 (or 404, once the first had resumed), and
+ * the client never got its code. Reset when the browser shows the page again from its history.
+ */
+const ONCE = "addEventListener('submit',e=>{const f=e.target;if(f.dataset.sent)e.preventDefault();else f.dataset.sent='1'});addEventListener('pageshow',()=>{for(const f of document.forms)delete f.dataset.sent})";
+const ONCE_HASH = `'sha256-${createHash('sha256').update(ONCE).digest('base64')}'`;
+
 export function esc(value: unknown): string {
   return String(value ?? '').replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -40,7 +52,8 @@ legend{font-weight:600;font-size:14px;padding:0 4px}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 `;
 
-function layout(title: string, body: string): string {
+/** `forms`: the page's forms are sent once (ONCE); only the sign-in and consent pages carry it. */
+function layout(title: string, body: string, forms = false): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -49,7 +62,7 @@ function layout(title: string, body: string): string {
 <meta name="referrer" content="no-referrer">
 <title>${esc(title)} · Portico</title>
 <style>${STYLE}</style>
-</head>
+${forms ? `<script>${ONCE}</script>\n` : ''}</head>
 <body>
 <main>
 <div class="brand" aria-hidden="true"><span></span>Portico</div>
@@ -96,6 +109,7 @@ ${input.error ? `<div class="error" role="alert">${esc(input.error)}</div>` : ''
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>
 </form>
 ${clientSummary(input.client)}`,
+    true,
   );
 }
 
@@ -145,6 +159,7 @@ ${scopes}
 </div>
 </form>
 <p class="note">The connection is limited to <code>${esc(input.resourceUri)}</code> and to the organization you choose. You can revoke it at any time in the Portico console.</p>`,
+    true,
   );
 }
 
@@ -191,9 +206,14 @@ ${link}
   });
 }
 
+/** The pages' Content-Security-Policy; `scripts`: hashes of further inline scripts a page carries ('sha256-…'). */
+export function pageCsp(scripts: string[] = []): string {
+  return `default-src 'none'; script-src ${[ONCE_HASH, ...scripts].join(' ')}; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'`;
+}
+
 /** Headers every interaction and error page carries (checklist G4; notes §4 — no form-action). */
 export const PAGE_HEADERS: Record<string, string> = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'Content-Security-Policy': pageCsp(),
   'X-Frame-Options': 'DENY',
   'Cache-Control': 'no-store',
   Pragma: 'no-cache',

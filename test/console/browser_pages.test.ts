@@ -77,6 +77,49 @@ for (const kind of databasesUnderTest()) {
     t.is(connection?.tenant_id, server.tenants.globex.id);
   });
 
+  test(`a second click on Allow while the first is answered sends nothing: the client gets its code [${kind}]`, async (t) => {
+    const { server, context } = await fixture(t, kind);
+    // The browser's way back to the client, seen as it leaves (nothing listens on port 80; a
+    // redirect that follows an intercepted answer is not routed, so it is watched, not fulfilled).
+    const callbacks: URL[] = [];
+    // The first answer is slow to come (a busy server): the page stays on screen, and the person clicks again.
+    let consents = 0;
+    await context.route('**/oauth/interaction/*/consent', async (route) => {
+      consents += 1;
+      const response = await route.fetch({ maxRedirects: 0 });
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      await route.fulfill({ response });
+    });
+    const client = await registerClient(server.url, { client_name: 'Double Click Assistant' });
+    const pair = pkce();
+    const resource = `${server.mcpUrl}/forge`;
+    const params = new URLSearchParams({
+      client_id: client.client_id, redirect_uri: CALLBACK, response_type: 'code', scope: 'forge.chat.read', state: 'st-2',
+      code_challenge: pair.challenge, code_challenge_method: 'S256', resource,
+    });
+    const page = await context.newPage();
+    page.on('request', (request) => {
+      if (request.url().startsWith(CALLBACK)) callbacks.push(new URL(request.url()));
+    });
+    await page.goto(`${server.url}/oauth/authorize?${params}`);
+    await page.getByLabel('Email').fill('admin@acme.example');
+    await page.getByLabel('Password').fill(DEMO_PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+    // Two clicks 150 ms apart, from inside the page: Playwright's own click would wait for the first navigation.
+    await page.evaluate(`(async () => {
+      const allow = document.querySelector('button[value=allow]');
+      allow.click();
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      allow.click();
+    })()`).catch(() => undefined); // the page may already be gone
+    for (let waited = 0; !callbacks.length && waited < 10_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
+    t.is(consents, 1, 'the form was sent twice');
+    t.is(callbacks.length, 1, `the client got no code: ${page.url()} ${await page.locator('body').innerText().catch(() => '')}`);
+    t.truthy(callbacks[0]?.searchParams.get('code'));
+    t.is((await server.db('connections').where({ client_id: client.client_id })).length, 1, 'one consent, one connection');
+  });
+
   test(`a console sign-in page opened in a second tab does not break the first one [${kind}]`, async (t) => {
     const { server, context } = await fixture(t, kind);
     const first = await context.newPage();
