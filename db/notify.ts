@@ -17,6 +17,15 @@ import { isUnavailable } from './errors.js';
 /** Pauses before each new attempt to send an event whose connection was lost (ms). */
 const RELAY_RETRIES = [25, 150, 800];
 
+/**
+ * How often the LISTEN connection is asked a question, and how long its answer may take. A
+ * connection that sends nothing finds out nothing: one a firewall or NAT silently dropped, or
+ * whose database host froze, would hear no notification again while this instance went on
+ * caching (mcp/principal_cache.ts) as if it heard every revocation. One that does not answer in
+ * time is given up: the cache goes off and a new connection listens.
+ */
+const HEARTBEAT_MS = 5_000;
+
 export interface EventRelay {
   /** Resolves once LISTEN is active (after a reconnect too). */
   ready: Promise<void>;
@@ -27,14 +36,16 @@ export function channelFor(macKey: string): string {
   return `portico_${createHash('sha256').update(`events:${macKey}`).digest('hex').slice(0, 24)}`;
 }
 
-export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: EventBus; macKey: string; log: Logger }): EventRelay | undefined {
+export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: EventBus; macKey: string; log: Logger; heartbeatMs?: number }): EventRelay | undefined {
   const { config, db, bus, log } = options;
+  const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
   if (config.kind !== 'postgres') return undefined;
   const channel = channelFor(options.macKey);
   const instance = randomUUID();
   let client: pg.Client | undefined;
   let closed = false;
   let retry: NodeJS.Timeout | undefined;
+  let asking = false;
   let markReady!: () => void;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
 
@@ -101,11 +112,30 @@ export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: 
   };
   void connect(0);
 
+  const heartbeat = setInterval(() => {
+    const current = client;
+    if (!current || asking) return;
+    asking = true;
+    const deadline = setTimeout(() => {
+      if (client !== current) return;
+      log.warn('event relay connection stopped answering; reconnecting', { waited_ms: heartbeatMs });
+      // Ends the socket: pg emits 'end', and the handler above turns the cache off and reconnects.
+      (current as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+    }, heartbeatMs);
+    deadline.unref();
+    current.query('select 1').catch(() => undefined).finally(() => {
+      clearTimeout(deadline);
+      asking = false;
+    });
+  }, heartbeatMs);
+  heartbeat.unref();
+
   return {
     ready,
     async close() {
       closed = true;
       clearTimeout(retry);
+      clearInterval(heartbeat);
       bus.relay = undefined;
       await client?.end().catch(() => undefined);
     },

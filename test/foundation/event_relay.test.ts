@@ -8,6 +8,7 @@ import net from 'node:net';
 import { loadConfig } from '../../shared/config.js';
 import { loadSecrets, startPortico } from '../../app.js';
 import { defaultMounts } from '../../mounts.js';
+import { startPgProxy } from '../helpers/pg_proxy.js';
 
 const log = createLogger('silent');
 
@@ -68,6 +69,41 @@ if (databasesUnderTest().includes('postgres')) {
       t.deepEqual(received, event);
     } finally {
       await Promise.all(relays.map((r) => r.close()));
+      await Promise.all(pools.map((p) => p.destroy()));
+      await database.drop();
+    }
+  });
+
+  test('a LISTEN connection that stops answering without closing is given up, and the relay listens again [postgres]', async (t) => {
+    const database = await createMigratedDatabase('postgres');
+    const proxy = await startPgProxy(database.url);
+    const pools = [database.connect(), database.connect()];
+    const buses = [new EventBus(), new EventBus()];
+    const key = randomUUID();
+    const states: boolean[] = [];
+    buses[1].onRelayState((listening) => states.push(listening));
+    // Instance B reaches PostgreSQL through a proxy that can silence its connections (a NAT or
+    // firewall that dropped the flow, a frozen host: no FIN, no RST).
+    const relays = [
+      startEventRelay({ config: database.config, db: pools[0], bus: buses[0], macKey: key, log })!,
+      startEventRelay({ config: { kind: 'postgres', url: proxy.url(database.url) }, db: pools[1], bus: buses[1], macKey: key, log, heartbeatMs: 300 })!,
+    ];
+    try {
+      await Promise.all(relays.map((r) => r.ready));
+      t.is(proxy.blackhole(), 1, 'B listens through the proxy');
+      const event: PorticoEvent = { type: 'surface.changed', product: 'midas', status: 'live' };
+      let received: PorticoEvent | 'timeout' = 'timeout';
+      for (let attempt = 0; attempt < 40 && received === 'timeout'; attempt += 1) {
+        const pending = nextEvent(buses[1], 250);
+        await buses[0].publish(event);
+        received = await pending;
+      }
+      t.deepEqual(received, event, 'B hears the other instance again');
+      t.deepEqual(states.slice(-2), [false, true], 'B stopped trusting its cache while it heard nothing, then listened again');
+    } finally {
+      await Promise.all(relays.map((r) => r.close()));
+      proxy.cut();
+      await proxy.close();
       await Promise.all(pools.map((p) => p.destroy()));
       await database.drop();
     }
