@@ -13,7 +13,7 @@ import { CLIENT_DEFAULTS, clientKindOf, DYNAMIC_PREFIX, extraClientMetadata, new
 import type { PrivateJwks } from './keys.js';
 import { TTL } from './lifetimes.js';
 import { errorPage, PAGE_HEADERS } from './pages.js';
-import type { ResourceRegistry } from './resources.js';
+import { canonicalResource, type ResourceRegistry } from './resources.js';
 
 export interface ProviderOptions {
   refreshReuseGraceMs: number;
@@ -131,7 +131,14 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
       return ctx.oidc.provider.Grant.find(grantId);
     },
     ttl: {
-      AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? TTL.AccessToken,
+      // Never past the grant's end (README: a connection lasts 90 days, then ends as a revocation
+      // does): a token issued in the grant's last hour would otherwise work up to an hour longer
+      // than its connection (until the purge ended it); the resource servers check only `exp`.
+      AccessToken: (ctx, token) => {
+        const ttl = token.resourceServer?.accessTokenTTL ?? TTL.AccessToken;
+        const grant = ctx?.oidc?.entities?.Grant as { exp?: number; remainingTTL?: number } | undefined;
+        return typeof grant?.exp === 'number' && typeof grant.remainingTTL === 'number' ? Math.max(1, Math.min(ttl, grant.remainingTTL)) : ttl;
+      },
       AuthorizationCode: TTL.AuthorizationCode,
       Interaction: TTL.Interaction,
       Session: TTL.Session,
@@ -222,11 +229,30 @@ function rotateRefreshToken(ctx: KoaContextWithOIDC): boolean {
   if (requested !== undefined) {
     const indicators = [requested].flat();
     if (indicators.length !== 1) throw new errors.InvalidTarget('request exactly one resource: each product is connected separately');
-    if (!refreshToken.resourceIndicators.has(indicators[0])) throw new errors.InvalidTarget('the refresh token was not issued for this resource');
+    const granted = grantedSpelling(indicators[0], refreshToken.resourceIndicators);
+    if (!granted) throw new errors.InvalidTarget('the refresh token was not issued for this resource');
+    // oidc-provider compares the spelling the grant holds (resolve_resource.js).
+    ctx.oidc.params!.resource = granted;
   }
   if (refreshToken.totalLifetime() >= 365.25 * 24 * 3600) return false;
   if (ctx.oidc.client!.clientAuthMethod === 'none' && !refreshToken.isSenderConstrained()) return true;
   return refreshToken.ttlPercentagePassed() >= 70;
+}
+
+/**
+ * The spelling under which a code or refresh token holds the resource `requested` names. The
+ * authorization endpoint accepts any spelling of a resource that canonicalises to it (a trailing
+ * slash, an upper-case scheme or host: docs/auth.md) and the grant keeps the one it was given, so
+ * the token endpoint compares canonical forms: a client that authorized `…/forge/` and refreshes
+ * with `…/forge` (the protected resource metadata's `resource`), or the other way round, names the
+ * same resource. Undefined when the token holds no such resource.
+ */
+function grantedSpelling(requested: string, granted: Set<string | undefined>): string | undefined {
+  if (typeof requested !== 'string') return undefined;
+  if (granted.has(requested)) return requested;
+  const canonical = canonicalResource(requested);
+  if (!canonical) return undefined;
+  return [...granted].find((indicator): indicator is string => typeof indicator === 'string' && canonicalResource(indicator) === canonical);
 }
 
 /** Not part of oidc-provider's API: the module that keeps each provider's internals (its grant handlers), looked up at start. */
@@ -263,7 +289,9 @@ export async function guardCodeResource(provider: Provider): Promise<boolean> {
         && code.redirectUri === redirectUriOf(ctx) && verifierMatches(ctx.oidc.params?.code_verifier, code.codeChallenge, code.codeChallengeMethod)) {
         const indicators = [requested].flat();
         if (indicators.length !== 1) throw new errors.InvalidTarget('request exactly one resource: each product is connected separately');
-        if (!code.resourceIndicators.has(indicators[0])) throw new errors.InvalidTarget('the authorization code was not issued for this resource');
+        const granted = grantedSpelling(indicators[0], code.resourceIndicators);
+        if (!granted) throw new errors.InvalidTarget('the authorization code was not issued for this resource');
+        ctx.oidc.params!.resource = granted;
       }
     }
     return original(ctx);

@@ -73,9 +73,14 @@ const MAX_PAGE = 200;
 /** The ISO 8601 forms `from` and `to` take: a calendar date, or a date and time with an optional zone. */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
-/** Epoch ms of an ISO 8601 `from`/`to`, NaN for another form or a day that does not exist (Date.parse rolls 2026-02-30 into March). */
+/**
+ * Epoch ms of an ISO 8601 `from`/`to`, NaN for another form or a day that does not exist (Date.parse
+ * rolls 2026-02-30 into March). A date and time without a zone is UTC, as a calendar date is and as
+ * the console shows every time: Date.parse would read it in the server process's own zone (TZ).
+ */
 function isoInstant(value: string): number {
-  return ISO_8601.test(value) && dateToMs(value.slice(0, 10)) !== undefined ? Date.parse(value) : NaN;
+  if (!ISO_8601.test(value) || dateToMs(value.slice(0, 10)) === undefined) return NaN;
+  return Date.parse(value.length > 10 && !/(Z|[+-]\d{2}:\d{2})$/.test(value) ? `${value}Z` : value);
 }
 
 export function parseAuditQuery(viewer: Viewer, params: Record<string, string | string[] | undefined>): AuditQuery {
