@@ -17,89 +17,87 @@ function codeOf(response: { body: any; status: number }): string {
   return body?.error?.data?.code ?? `no answer (${response.status})`;
 }
 
-if (databasesUnderTest().includes('postgres')) {
-  test('PostgreSQL: pipelined connections that stop answering are given up, and read tools work again on new ones [postgres]', async (t) => {
-    t.timeout(120_000);
-    const base = await createTestDatabase('postgres');
-    const direct = base.connect();
-    const proxy = await startPgProxy(process.env.TEST_DATABASE_URL!);
-    // The read pipe's statements are cancelled by PostgreSQL after 1 s, the audit pipe's lock waits after 2.5 s.
-    const server = await startFaultServer('postgres', {
-      database: { ...base, url: proxy.url(base.url) },
-      env: { DATABASE_READ_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '1000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500' },
-    });
-    try {
-      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write', 'faultlab.markers.read'] });
-      const sessionId = await openSession(server, token, 'faultlab');
-      let id = 1;
-      const call = (name: string, args: Record<string, unknown>) =>
-        rawCall(server, token, 'faultlab', 'tools/call', { name, arguments: args }, { sessionId, id: id++ });
-      t.is(codeOf(await call('faultlab.write_marker', { name: 'before' })), 'ok');
-      t.is(codeOf(await call('faultlab.slow_read', { seconds: 0 })), 'ok', 'the read and audit pipes are open');
+const pgTest = databasesUnderTest().includes('postgres') ? test : test.skip;
 
-      // Every connection open now goes silent; new connections reach the database as before.
-      t.true(proxy.blackhole() >= 2);
-
-      const started = performance.now();
-      const codes: string[] = [];
-      let recovered = false;
-      while (performance.now() - started < 40_000) {
-        const code = await Promise.race([
-          call('faultlab.slow_read', { seconds: 0 }).then(codeOf),
-          new Promise<string>((resolve) => setTimeout(() => resolve('no answer in 15 s'), 15_000)),
-        ]);
-        codes.push(code);
-        if (code === 'ok') {
-          recovered = true;
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-      t.true(recovered, `a read tool answers ok again within 40 s: ${JSON.stringify(codes)}`);
-      t.true(codes.every((c) => ['ok', 'timeout', 'unavailable'].includes(c)), `every failure has a stable code: ${JSON.stringify(codes)}`);
-      t.is(codeOf(await call('faultlab.slow_read', { seconds: 0 })), 'ok', 'and keeps answering');
-
-      // Fail closed: every ok read has its audit record, and the chain verifies.
-      const oks = await direct('audit_log').where({ connection_id: connection.id, name: 'faultlab.slow_read', outcome: 'ok' }).count({ n: '*' });
-      t.is(Number(oks[0].n), 2 + 1, 'the warm-up, the recovered read and the one after');
-      const verdict = await verifyChain(chainRows(direct, server.tenants.acme.id));
-      t.true(verdict.ok, JSON.stringify(verdict));
-    } finally {
-      proxy.cut();
-      await server.close().catch(() => undefined);
-      await proxy.close();
-      await direct.destroy();
-      await base.drop();
-    }
+pgTest('PostgreSQL: pipelined connections that stop answering are given up, and read tools work again on new ones [postgres]', async (t) => {
+  t.timeout(120_000);
+  const base = await createTestDatabase('postgres');
+  const direct = base.connect();
+  const proxy = await startPgProxy(process.env.TEST_DATABASE_URL!);
+  // The read pipe's statements are cancelled by PostgreSQL after 1 s, the audit pipe's lock waits after 2.5 s.
+  const server = await startFaultServer('postgres', {
+    database: { ...base, url: proxy.url(base.url) },
+    env: { DATABASE_READ_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '1000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500' },
   });
-}
+  try {
+    const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write', 'faultlab.markers.read'] });
+    const sessionId = await openSession(server, token, 'faultlab');
+    let id = 1;
+    const call = (name: string, args: Record<string, unknown>) =>
+      rawCall(server, token, 'faultlab', 'tools/call', { name, arguments: args }, { sessionId, id: id++ });
+    t.is(codeOf(await call('faultlab.write_marker', { name: 'before' })), 'ok');
+    t.is(codeOf(await call('faultlab.slow_read', { seconds: 0 })), 'ok', 'the read and audit pipes are open');
 
-if (databasesUnderTest().includes('postgres')) {
-  test('PostgreSQL: a write tool on a pooled connection that stopped answering is answered within bounded time [postgres]', async (t) => {
-    t.timeout(120_000);
-    const base = await createTestDatabase('postgres');
-    const proxy = await startPgProxy(process.env.TEST_DATABASE_URL!);
-    const server = await startFaultServer('postgres', {
-      database: { ...base, url: proxy.url(base.url) },
-      env: { DATABASE_READ_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '1000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500' },
-    });
-    try {
-      const { token } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write'] });
-      const sessionId = await openSession(server, token, 'faultlab');
-      const call = (name: string, id: number) => rawCall(server, token, 'faultlab', 'tools/call', { name: 'faultlab.write_marker', arguments: { name } }, { sessionId, id });
-      t.is(codeOf(await call('before', 1)), 'ok', 'a pooled connection is open and idle');
-      t.true(proxy.blackhole() >= 1);
-      // TOOL_TIMEOUT_MS is 1 s and PostgreSQL's own time-outs are under 3 s: 30 s is generous.
-      const answer = await Promise.race([
-        call('after', 2).then(codeOf),
-        new Promise<string>((resolve) => setTimeout(() => resolve('no answer in 30 s'), 30_000)),
+    // Every connection open now goes silent; new connections reach the database as before.
+    t.true(proxy.blackhole() >= 2);
+
+    const started = performance.now();
+    const codes: string[] = [];
+    let recovered = false;
+    while (performance.now() - started < 40_000) {
+      const code = await Promise.race([
+        call('faultlab.slow_read', { seconds: 0 }).then(codeOf),
+        new Promise<string>((resolve) => setTimeout(() => resolve('no answer in 15 s'), 15_000)),
       ]);
-      t.not(answer, 'no answer in 30 s');
-    } finally {
-      proxy.cut();
-      await server.close().catch(() => undefined);
-      await proxy.close();
-      await base.drop();
+      codes.push(code);
+      if (code === 'ok') {
+        recovered = true;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
     }
+    t.true(recovered, `a read tool answers ok again within 40 s: ${JSON.stringify(codes)}`);
+    t.true(codes.every((c) => ['ok', 'timeout', 'unavailable'].includes(c)), `every failure has a stable code: ${JSON.stringify(codes)}`);
+    t.is(codeOf(await call('faultlab.slow_read', { seconds: 0 })), 'ok', 'and keeps answering');
+
+    // Fail closed: every ok read has its audit record, and the chain verifies.
+    const oks = await direct('audit_log').where({ connection_id: connection.id, name: 'faultlab.slow_read', outcome: 'ok' }).count({ n: '*' });
+    t.is(Number(oks[0].n), 2 + 1, 'the warm-up, the recovered read and the one after');
+    const verdict = await verifyChain(chainRows(direct, server.tenants.acme.id));
+    t.true(verdict.ok, JSON.stringify(verdict));
+  } finally {
+    proxy.cut();
+    await server.close().catch(() => undefined);
+    await proxy.close();
+    await direct.destroy();
+    await base.drop();
+  }
+});
+
+pgTest('PostgreSQL: a write tool on a pooled connection that stopped answering is answered within bounded time [postgres]', async (t) => {
+  t.timeout(120_000);
+  const base = await createTestDatabase('postgres');
+  const proxy = await startPgProxy(process.env.TEST_DATABASE_URL!);
+  const server = await startFaultServer('postgres', {
+    database: { ...base, url: proxy.url(base.url) },
+    env: { DATABASE_READ_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '1000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500' },
   });
-}
+  try {
+    const { token } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write'] });
+    const sessionId = await openSession(server, token, 'faultlab');
+    const call = (name: string, id: number) => rawCall(server, token, 'faultlab', 'tools/call', { name: 'faultlab.write_marker', arguments: { name } }, { sessionId, id });
+    t.is(codeOf(await call('before', 1)), 'ok', 'a pooled connection is open and idle');
+    t.true(proxy.blackhole() >= 1);
+    // TOOL_TIMEOUT_MS is 1 s and PostgreSQL's own time-outs are under 3 s: 30 s is generous.
+    const answer = await Promise.race([
+      call('after', 2).then(codeOf),
+      new Promise<string>((resolve) => setTimeout(() => resolve('no answer in 30 s'), 30_000)),
+    ]);
+    t.not(answer, 'no answer in 30 s');
+  } finally {
+    proxy.cut();
+    await server.close().catch(() => undefined);
+    await proxy.close();
+    await base.drop();
+  }
+});
