@@ -21,6 +21,8 @@ export async function surfaceOverrides(db: DbOrTrx): Promise<Map<string, Product
 export class SurfaceRegistry {
   private overrides = new Map<string, ProductStatus>();
   private timer?: NodeJS.Timeout;
+  /** Counts the changes heard as events: a poll that read the table before one of them must not undo it. */
+  private heard = 0;
 
   constructor(private readonly defaults: ReadonlyMap<string, ProductStatus>) {}
 
@@ -34,7 +36,12 @@ export class SurfaceRegistry {
 
   /** Loads the overrides; publishes `surface.changed` locally for every product whose status moved. */
   async refresh(db: Db, events: EventBus): Promise<void> {
+    const heard = this.heard;
     const next = await surfaceOverrides(db);
+    // A change was heard while the table was read: this answer may predate it (the NOTIFY comes
+    // after the commit), so it is dropped rather than allowed to take the change back; the next
+    // poll reads the table again.
+    if (heard !== this.heard) return;
     const before = new Map([...this.defaults.keys()].map((p) => [p, this.statusOf(p)]));
     this.overrides = next;
     for (const [product, status] of before) {
@@ -55,6 +62,7 @@ export class SurfaceRegistry {
     };
     const off = events.on((event) => {
       if (event.type === 'surface.changed' && this.statusOf(event.product) !== event.status) {
+        this.heard += 1;
         this.overrides.set(event.product, event.status);
       }
     });

@@ -274,7 +274,8 @@ export class McpHost {
     const server = new Server(
       { name: `portico-${productId}`, title: `Portico ${product.title}`, version: this.deps.version },
       {
-        capabilities: { tools: { listChanged: true }, resources: {}, prompts: {} },
+        // A surface that ships (or returns to the roadmap) changes all three lists: each is announced.
+        capabilities: { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } },
         instructions: `${product.title} (${product.kind}) for one organization. Every call is checked against this connection's scopes and organization, and audited. ` +
           'Destructive tools first answer confirmation_required; repeat the same call with confirmed: true after the person agreed.',
         jsonSchemaValidator: this.validator,
@@ -467,8 +468,13 @@ export class McpHost {
     session.streamExpiry.unref();
   }
 
+  /** A product's surface changed: its tools, resource templates and prompts appeared or went (DESIGN.md §5). */
   async notifyToolsChanged(productId: string): Promise<void> {
-    await Promise.all(this.sessions.ofProduct(productId).map((s) => s.server.sendToolListChanged().catch(() => undefined)));
+    await Promise.all(this.sessions.ofProduct(productId).map((s) => Promise.all([
+      s.server.sendToolListChanged().catch(() => undefined),
+      s.server.sendResourceListChanged().catch(() => undefined),
+      s.server.sendPromptListChanged().catch(() => undefined),
+    ])));
   }
 
   /**

@@ -97,7 +97,7 @@ for (const kind of databasesUnderTest()) {
 mcpTest('the SDK client over every capability of a product server: tools, resources, prompts, ping', async (t, server) => {
   const { client, close } = await connect(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read', 'forge.chat.write', 'forge.documents.read', 'forge.documents.write'] });
   try {
-    t.deepEqual(client.getServerCapabilities(), { tools: { listChanged: true }, resources: {}, prompts: {} });
+    t.deepEqual(client.getServerCapabilities(), { tools: { listChanged: true }, resources: { listChanged: true }, prompts: { listChanged: true } });
     t.is(client.getServerVersion()?.name, 'portico-forge');
     t.regex(client.getInstructions() ?? '', /confirmation_required/);
     await client.ping();
