@@ -111,9 +111,12 @@ export function authMount(options: AuthMountOptions): Mount {
     app.use((ctx, next) => whileProviderWorks(() => dispatch(ctx, next)));
 
     const timer = setInterval(() => {
-      // Expired grants end their connections first (the purge would delete the grants' rows).
-      endExpiredGrants(db, options.events)
-        .then(() => Promise.all([purgeExpired(db), purgeUnusedClients(db)]))
+      // Expired grants end their connections first (the purge would delete the grants' rows). One
+      // instant for both steps: a grant that expires while the first runs (it can wait on a
+      // connection row a call holds) is left to the next run, not deleted with its connection live.
+      const now = Date.now();
+      endExpiredGrants(db, options.events, now)
+        .then(() => Promise.all([purgeExpired(db, now), purgeUnusedClients(db)]))
         .catch((err) => log.warn('purging expired OAuth rows failed', { err }));
     }, options.purgeIntervalMs ?? 10 * 60_000);
     timer.unref();

@@ -48,6 +48,9 @@ export const MAX_NAMED = 2_000;
 /** How much longer than PostgreSQL's own time-out a connection waits for an answer before it is given up. */
 export const STALL_MARGIN_MS = 5_000;
 
+/** How long a pipe waits for a new connection to be ready (as knex waits for a pooled one: acquireConnectionTimeout). */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
 /**
  * Names statement texts: the same name for the same text on every connection, `undefined` for a
  * text that should run unnamed (not preparable, or past `max` distinct texts).
@@ -197,7 +200,10 @@ export class PgPipe {
   }
 
   private async connect(): Promise<pg.Client> {
-    const client = sessionClient(this.db, { pipeline: true } as pg.ClientConfig);
+    // Opening is bounded too: a host that stopped answering (frozen, or gone behind a proxy that
+    // still accepts connections) answers the new connection no more than the old one, and the
+    // statements waiting for it (and close()) would wait for ever, after the database is back.
+    const client = sessionClient(this.db, { pipeline: true, connectionTimeoutMillis: CONNECT_TIMEOUT_MS } as pg.ClientConfig);
     // A broken connection fails the reads in flight (unavailable); the next read opens another.
     const drop = () => {
       if (this.client === client) this.client = undefined;
@@ -207,9 +213,16 @@ export class PgPipe {
     try {
       if (this.closed) throw new Error('Client was closed and is not queryable');
       await client.connect();
-      await useSearchPath(client, this.db);
-      if (this.options.statementTimeoutMs) await client.query(`set statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
-      if (this.options.lockTimeoutMs) await client.query(`set lock_timeout = ${Math.floor(this.options.lockTimeoutMs)}`);
+      // The session's settings are statements like any other: watched.
+      const watch = this.watched(client);
+      watch.started();
+      try {
+        await useSearchPath(client, this.db);
+        if (this.options.statementTimeoutMs) await client.query(`set statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
+        if (this.options.lockTimeoutMs) await client.query(`set lock_timeout = ${Math.floor(this.options.lockTimeoutMs)}`);
+      } finally {
+        watch.answered();
+      }
       this.client = client;
       return client;
     } catch (error) {

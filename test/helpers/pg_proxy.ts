@@ -3,7 +3,8 @@
  * it (as a restarted database or a reset does), `blackhole()` silently stops carrying the bytes of
  * every connection open now while leaving its sockets open (as a NAT or firewall that dropped an
  * idle flow, or a database host that vanished, does: no FIN, no RST), `refuse(true)` turns new
- * connections away.
+ * connections away, `swallow(true)` accepts new connections and never answers them (a frozen host,
+ * or a proxy whose backend is gone).
  */
 import net from 'node:net';
 
@@ -12,6 +13,7 @@ export interface PgProxy {
   cut(): number;
   blackhole(): number;
   refuse(on: boolean): void;
+  swallow(on: boolean): void;
   open(): number;
   close(): Promise<void>;
 }
@@ -20,9 +22,16 @@ export async function startPgProxy(upstreamUrl: string): Promise<PgProxy> {
   const upstream = new URL(upstreamUrl);
   const links = new Set<{ client: net.Socket; server: net.Socket; dead: boolean }>();
   let refusing = false;
+  let swallowing = false;
+  const swallowed = new Set<net.Socket>();
   const proxy = net.createServer((client) => {
     if (refusing) {
       client.destroy();
+      return;
+    }
+    if (swallowing) {
+      swallowed.add(client);
+      client.on('error', () => undefined);
       return;
     }
     const server = net.connect(Number(upstream.port || 5432), upstream.hostname);
@@ -74,8 +83,12 @@ export async function startPgProxy(upstreamUrl: string): Promise<PgProxy> {
     refuse(on) {
       refusing = on;
     },
+    swallow(on) {
+      swallowing = on;
+    },
     open: () => [...links].filter((l) => !l.dead).length,
     async close() {
+      for (const socket of swallowed) socket.destroy();
       for (const link of links) {
         link.client.destroy();
         link.server.destroy();

@@ -101,3 +101,54 @@ pgTest('PostgreSQL: a write tool on a pooled connection that stopped answering i
     await base.drop();
   }
 });
+
+pgTest('PostgreSQL: a pipe whose new connection is never answered gives it up too, and read tools work again once the database answers [postgres]', async (t) => {
+  t.timeout(150_000);
+  const base = await createTestDatabase('postgres');
+  const proxy = await startPgProxy(process.env.TEST_DATABASE_URL!);
+  const server = await startFaultServer('postgres', {
+    database: { ...base, url: proxy.url(base.url) },
+    env: { DATABASE_READ_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '1000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500' },
+  });
+  try {
+    const { token } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write', 'faultlab.markers.read'] });
+    const sessionId = await openSession(server, token, 'faultlab');
+    let id = 1;
+    const read = () => Promise.race([
+      rawCall(server, token, 'faultlab', 'tools/call', { name: 'faultlab.slow_read', arguments: { seconds: 0 } }, { sessionId, id: id++ }).then(codeOf),
+      new Promise<string>((resolve) => setTimeout(() => resolve('no answer in 15 s'), 15_000)),
+    ]);
+    t.is(await read(), 'ok', 'the read and audit pipes are open');
+
+    // The database stops answering: on the open connections and on new ones.
+    proxy.blackhole();
+    proxy.swallow(true);
+    // Reads fail while it is silent; the stalled pipe connections are given up (after 1 + 5 s)
+    // and new ones are attempted, which go unanswered as well.
+    const during: string[] = [];
+    const silentUntil = performance.now() + 14_000;
+    while (performance.now() < silentUntil) {
+      during.push(await read());
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    t.false(during.includes('ok'), JSON.stringify(during));
+
+    // The database answers new connections again.
+    proxy.swallow(false);
+    const started = performance.now();
+    const after: string[] = [];
+    let recovered = false;
+    while (performance.now() - started < 45_000) {
+      const code = await read();
+      after.push(code);
+      if (code === 'ok') { recovered = true; break; }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    t.true(recovered, `a read tool answers ok again within 45 s of the database answering: ${JSON.stringify(after)}`);
+  } finally {
+    proxy.cut();
+    await server.close().catch(() => undefined);
+    await proxy.close();
+    await base.drop();
+  }
+});
