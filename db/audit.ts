@@ -120,6 +120,21 @@ export async function appendAudit(db: DbOrTrx, input: AuditInput): Promise<DbAud
   return row;
 }
 
+/**
+ * Text as the database stores it: UTF-8 cannot hold a lone UTF-16 surrogate, which both SQLite
+ * and PostgreSQL write as U+FFFD. A record is hashed over what is stored, or a caller's text (the
+ * name of an unknown tool, cut at 200 code units in the middle of a pair) would make its record,
+ * untouched, fail verification. U+0000, which PostgreSQL cannot store at all, is written as U+FFFD
+ * on both databases.
+ */
+function storable<T extends string | null | undefined>(text: T): T {
+  const value = text as (string & { isWellFormed(): boolean; toWellFormed(): string }) | null | undefined;
+  if (typeof value !== 'string') return text;
+  const wellFormed = value.isWellFormed() ? value : value.toWellFormed();
+  // PostgreSQL refuses U+0000 in text: the record (of a call refused for its name) could not be written at all.
+  return (wellFormed.includes('\u0000') ? wellFormed.replace(/\u0000/g, '\ufffd') : wellFormed) as T;
+}
+
 /** The next record of a chain after `head`, hashed. */
 function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash: string }): DbAuditRow {
   // The record's final shape from the start (hash last, as COLUMNS has it); recordHash skips `hash`.
@@ -130,16 +145,16 @@ function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash
     time: input.time ?? Date.now(),
     tenant_id: input.tenantId,
     user_id: input.userId ?? null,
-    client_id: input.clientId ?? null,
+    client_id: storable(input.clientId ?? null),
     connection_id: input.connectionId ?? null,
-    product: input.product ?? null,
+    product: storable(input.product ?? null),
     kind: input.kind,
-    name: input.name,
+    name: storable(input.name),
     args_digest: input.args === undefined ? null : sha256Hex(canonicalJson(input.args)),
     args_redacted: input.args === undefined ? null : JSON.stringify(redactArguments(input.args)),
-    outcome: input.outcome,
+    outcome: storable(input.outcome),
     duration_ms: input.durationMs ?? null,
-    request_id: input.requestId ?? null,
+    request_id: storable(input.requestId ?? null),
     prev_hash: head.hash,
     hash: '',
   };
@@ -525,8 +540,13 @@ export interface AuditVerification {
   first_broken?: { seq: number; id: string; reason: string };
 }
 
-/** Walks a chain in order (from the database or an export) and reports the first broken record. */
-export async function verifyChain(rows: AsyncIterable<DbAuditRow> | Iterable<DbAuditRow>): Promise<AuditVerification> {
+/**
+ * Walks a chain in order (from the database or an export) and reports the first broken record.
+ * With `head` (the chain head as stored, read before the records), the chain must also reach it:
+ * the record at the head's seq must be the head's hash, and no record up to it may be missing
+ * (the newest records deleted). Records appended after the head was read are checked too.
+ */
+export async function verifyChain(rows: AsyncIterable<DbAuditRow> | Iterable<DbAuditRow>, head?: Head): Promise<AuditVerification> {
   let prev = GENESIS_HASH;
   let expectedSeq = 1;
   let checked = 0;
@@ -534,13 +554,51 @@ export async function verifyChain(rows: AsyncIterable<DbAuditRow> | Iterable<DbA
     const reason =
       row.seq !== expectedSeq ? `expected seq ${expectedSeq}, found ${row.seq}` :
       row.prev_hash !== prev ? 'prev_hash does not match the previous record' :
-      recordHash(row) !== row.hash ? 'hash does not match the record' : undefined;
+      recordHash(row) !== row.hash ? 'hash does not match the record' :
+      head && row.seq === head.seq && row.hash !== head.hash ? 'the chain head does not match this record' : undefined;
     if (reason) return { ok: false, checked, first_broken: { seq: row.seq, id: row.id, reason } };
     prev = row.hash;
     expectedSeq += 1;
     checked += 1;
   }
+  if (head && head.seq > checked) {
+    const reason = `records missing: the chain head is at seq ${head.seq}, the last record is seq ${checked}`;
+    return { ok: false, checked, first_broken: { seq: checked + 1, id: '', reason } };
+  }
   return { ok: true, checked };
+}
+
+/** The stored chain head of a tenant (seq 0 and the genesis hash before its first record). */
+export async function chainHead(db: DbOrTrx, tenantId: string | null): Promise<Head | undefined> {
+  const row: HeadRow | undefined = await db('audit_heads').where({ chain: tenantId ?? SYSTEM_CHAIN }).first('seq', 'hash');
+  return row ? { seq: Number(row.seq), hash: row.hash } : undefined;
+}
+
+/**
+ * Verifies a tenant's chain in the database against its stored head: a record edited, removed,
+ * inserted or reordered, the newest records deleted, a record written past the head, or a head
+ * that is not the chain's end. The head is read before the records (every record up to it must be
+ * there) and, when the records go on past it (appended meanwhile), again after them: a head and its
+ * records commit together, so every record read must then be covered by it.
+ */
+export async function verifyStoredChain(db: DbOrTrx, tenantId: string | null): Promise<AuditVerification> {
+  const before = await chainHead(db, tenantId);
+  let last: DbAuditRow | undefined;
+  async function* tracked(): AsyncGenerator<DbAuditRow> {
+    for await (const row of chainRows(db, tenantId)) yield (last = row);
+  }
+  const result = await verifyChain(tracked(), before ?? { seq: 0, hash: GENESIS_HASH });
+  if (!result.ok || !last || (before && last.seq === before.seq)) return result;
+  const after = await chainHead(db, tenantId);
+  if (!after) return { ok: false, checked: 0, first_broken: { seq: 1, id: '', reason: 'the chain has records but no head' } };
+  if (after.seq < last.seq) {
+    const beyond = await db('audit_log').where({ chain: tenantId ?? SYSTEM_CHAIN, seq: after.seq + 1 }).first('id');
+    return { ok: false, checked: after.seq, first_broken: { seq: after.seq + 1, id: beyond?.id ?? '', reason: `the record is past the chain head (seq ${after.seq})` } };
+  }
+  if (after.seq === last.seq && after.hash !== last.hash) {
+    return { ok: false, checked: last.seq - 1, first_broken: { seq: last.seq, id: last.id, reason: 'the chain head does not match this record' } };
+  }
+  return result;
 }
 
 /** Streams a tenant's chain in order, in pages, in constant memory. */

@@ -14,7 +14,7 @@ import {
 } from '../db/accounts.js';
 import { liveConnections, revokeConnection, type DbConnectionRow } from '../db/grant_store.js';
 import type { PorticoEvent } from '../shared/events.js';
-import { appendAudit, chainPages, chainRows, verifyChain, type AuditVerification } from '../db/audit.js';
+import { appendAudit, chainPages, verifyChain, verifyStoredChain, type AuditVerification } from '../db/audit.js';
 import { exportChunks, readExport } from '../db/audit_export.js';
 import { setSurfaceStatus, surfaceOverrides } from '../db/surfaces.js';
 import { channelFor } from '../db/notify.js';
@@ -231,7 +231,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
       if (!values.tenant) throw new UsageError('audit verify needs --tenant or --file');
       const db = await open();
       const tenant = await requireTenantBySlug(db, values.tenant);
-      report(await verifyChain(chainRows(db, tenant.id)), out);
+      report(await verifyStoredChain(db, tenant.id), out);
     },
     offline: {
       when: (args) => args.some((arg) => arg === '--file' || arg.startsWith('--file=')),
@@ -418,7 +418,7 @@ export class ChainBroken extends Error {}
 function report(result: AuditVerification, out: Output): void {
   if (result.ok) return out(`ok: ${result.checked} records verified`);
   const broken = result.first_broken!;
-  throw new ChainBroken(`broken at record seq ${broken.seq} (id ${broken.id}): ${broken.reason}; ${result.checked} records before it verified`);
+  throw new ChainBroken(`broken at record seq ${broken.seq}${broken.id ? ` (id ${broken.id})` : ''}: ${broken.reason}; ${result.checked} records before it verified`);
 }
 
 /** Registers further commands (clients, audit, surfaces) from the parts that own them. */

@@ -14,7 +14,7 @@ import type { EventBus } from '../../shared/events.js';
 import { readForm, type PorticoState } from '../../shared/http.js';
 import { WindowLimiter } from '../../shared/rate_limit.js';
 import { authenticate, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
-import { appendAudit, auditPages, chainPages, chainRows, dailyActivity, queryAudit, verifyChain } from '../../db/audit.js';
+import { appendAudit, auditPages, chainPages, dailyActivity, queryAudit, verifyStoredChain } from '../../db/audit.js';
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
 import { translateDbError } from '../../db/errors.js';
 import { authenticateBearer } from '../../db/grant_store.js';
@@ -337,7 +337,7 @@ async function auditLogin(context: PorticoContext, userId: string, tenantId: str
 async function verifyFor(context: PorticoContext, viewer: Viewer) {
   requireScope(viewer, 'console.audit.read');
   if (viewer.role !== 'admin') throw new AppError('forbidden', 'only an admin can verify the whole audit chain');
-  return verifyChain(chainRows(context.db, viewer.tenant.id));
+  return verifyStoredChain(context.db, viewer.tenant.id);
 }
 
 /**

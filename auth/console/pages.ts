@@ -134,7 +134,7 @@ export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: 
 export function verifyPage(p: PageContext, result: AuditVerification): Html {
   return html`<h1>Audit chain verification</h1><section class="card">
     ${result.ok ? html`<p><span class="badge ok">intact</span> All ${result.checked} records chain correctly.</p>`
-      : html`<p class="error" role="alert">The chain is broken at record #${result.first_broken!.seq} (<code>${result.first_broken!.id}</code>): ${result.first_broken!.reason}.
+      : html`<p class="error" role="alert">The chain is broken at record #${result.first_broken!.seq}${result.first_broken!.id ? html` (<code>${result.first_broken!.id}</code>)` : ''}: ${result.first_broken!.reason}.
         ${result.checked} records before it verified.</p>`}
     <p><a href="${p.base}/audit">← Audit log</a></p></section>`;
 }
