@@ -18,8 +18,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
-  CallToolRequestSchema, GetPromptRequestSchema, InitializeRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
+  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, InitializeRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema, McpError, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { translateDbError } from '../db/errors.js';
 import type { Principal } from '../db/grant_store.js';
@@ -310,7 +310,7 @@ export class McpHost {
     const auth = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => extra.authInfo!.extra as unknown as CallAuth;
     const handle = (method: string) => async (request: { params?: unknown }, extra: { authInfo?: { extra?: Record<string, unknown> }; signal: AbortSignal; requestId: string | number }) => {
       const call = auth(extra);
-      const askPerson = method === 'tools/call' ? this.elicitation(server, extra.requestId) : undefined;
+      const askPerson = method === 'tools/call' ? this.elicitation(server, extra.requestId, extra.signal) : undefined;
       return (await this.answer(productId, method, (request.params ?? {}) as Record<string, any>, call, extra.signal, askPerson)) as any;
     };
     server.setRequestHandler(ListToolsRequestSchema, handle('tools/list'));
@@ -323,17 +323,30 @@ export class McpHost {
   }
 
   /** Asks the person through the client (form elicitation), when the client declared it. */
-  private elicitation(server: Server, relatedRequestId: string | number): CallOptions['askPerson'] {
+  private elicitation(server: Server, relatedRequestId: string | number, signal: AbortSignal): CallOptions['askPerson'] {
     if (!server.getClientCapabilities()?.elicitation?.form) return undefined;
     return async (sentence: string) => {
-      const answer = await server.elicitInput(
-        {
-          mode: 'form',
-          message: `${sentence} This cannot be undone. Do you want to go ahead?`,
-          requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Yes, go ahead', description: sentence } }, required: ['confirm'] },
-        },
-        { relatedRequestId },
-      );
+      let answer;
+      try {
+        answer = await server.elicitInput(
+          {
+            mode: 'form',
+            message: `${sentence} This cannot be undone. Do you want to go ahead?`,
+            requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Yes, go ahead', description: sentence } }, required: ['confirm'] },
+          },
+          // The call's signal: a client that cancels the call (or closes its session) withdraws the
+          // question too; the SDK sends notifications/cancelled for its elicitation/create.
+          { relatedRequestId, signal },
+        );
+      } catch (thrown) {
+        // Cancelled, or the person did not answer within the SDK's request time-out: nothing was
+        // changed, and that is an expected end of a call, not an internal error.
+        if (signal.aborted) throw new AppError('timeout', 'the request was cancelled; nothing was changed');
+        if (thrown instanceof McpError && thrown.code === ErrorCode.RequestTimeout) {
+          throw new AppError('timeout', 'the person did not answer the confirmation in time; nothing was changed');
+        }
+        throw thrown;
+      }
       return answer.action === 'accept' && answer.content?.confirm === true;
     };
   }
