@@ -197,7 +197,7 @@ export async function auditOf(server: McpTestServer, tenant: 'acme' | 'globex', 
 }
 
 /** Registers `title [sqlite]` and `title [postgres]`, each with its own server (see startMcpServer). */
-export function mcpTest(title: string, body: (t: ExecutionContext, server: McpTestServer) => Promise<void>, options: TestServerOptions = {}): void {
+export function mcpTest(title: string, body: (t: ExecutionContext, server: McpTestServer) => Promise<void>, options: McpServerOptions = {}): void {
   for (const kind of databasesUnderTest()) {
     test(`${title} [${kind}]`, async (t) => {
       const server = await startMcpServer(kind, options);

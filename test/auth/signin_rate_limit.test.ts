@@ -1,0 +1,32 @@
+/**
+ * password guessing at the authorization server's sign-in page is limited (10 attempts a
+ * minute per address and e-mail, auth/interactions.ts), as the console's is. The console's limit
+ * has tests; this one had none: removing it broke nothing.
+ */
+import test from 'ava';
+import { databasesUnderTest } from '../helpers/db.js';
+import { follow, parseForm, postForm, registerClient, startAuthorization } from '../helpers/oauth.js';
+import { PASSWORD, startAuthServer } from '../auth/support.js';
+
+for (const kind of databasesUnderTest()) {
+  test(`the 11th sign-in attempt in a minute is refused with 429 and Retry-After, even with the right password; other e-mails are not [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { client_id: clientId } = await registerClient(server.url, { client_name: 'Guesser', redirect_uris: ['http://127.0.0.1/callback'] });
+      const auth = await startAuthorization(server.url, { clientId, resource: server.forge, scopes: ['forge.chat.read'] });
+      const form = parseForm((await follow(server.url, auth.jar, auth.response)).html!);
+      const attempt = (email: string, password: string) => postForm(server.url, auth.jar, form.action, [['csrf', form.csrf], ['email', email], ['password', password]]);
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) statuses.push((await attempt('alice@acme.example', `wrong guess ${i}`)).status);
+      t.deepEqual(statuses, Array(10).fill(401));
+      const right = await attempt('alice@acme.example', PASSWORD);
+      t.is(right.status, 429, 'the right password over the limit is refused too');
+      t.true(Number(right.headers.get('retry-after')) > 0);
+      t.regex(await right.text(), /Too many sign-in attempts/);
+      const other = await attempt('multi@example.com', PASSWORD);
+      t.is(other.status, 303, 'another e-mail from the same address is not limited');
+    } finally {
+      await server.close();
+    }
+  });
+}
