@@ -17,18 +17,34 @@ function codeOf(response: { body: any; status: number }): string {
   return body?.error?.data?.code ?? `no answer (${response.status})`;
 }
 
-const pgTest = databasesUnderTest().includes('postgres') ? test : test.skip;
-
-pgTest('PostgreSQL: pipelined connections that stop answering are given up, and read tools work again on new ones [postgres]', async (t) => {
-  t.timeout(120_000);
+/**
+ * A fault-lab server that reaches PostgreSQL through a proxy the test controls, with short
+ * time-outs: PostgreSQL cancels the read pipe's statements after 1 s and lock waits after 2.5 s.
+ */
+async function behindProxy() {
   const base = await createTestDatabase('postgres');
-  const direct = base.connect();
   const proxy = await startPgProxy(process.env.TEST_DATABASE_URL!);
-  // The read pipe's statements are cancelled by PostgreSQL after 1 s, the audit pipe's lock waits after 2.5 s.
   const server = await startFaultServer('postgres', {
     database: { ...base, url: proxy.url(base.url) },
     env: { DATABASE_READ_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '1000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500' },
   });
+  return {
+    base, proxy, server,
+    async close() {
+      proxy.cut();
+      await server.close().catch(() => undefined);
+      await proxy.close();
+      await base.drop();
+    },
+  };
+}
+
+const pgTest = databasesUnderTest().includes('postgres') ? test : test.skip;
+
+pgTest('PostgreSQL: pipelined connections that stop answering are given up, and read tools work again on new ones [postgres]', async (t) => {
+  t.timeout(120_000);
+  const { base, proxy, server, ...lab } = await behindProxy();
+  const direct = base.connect();
   try {
     const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write', 'faultlab.markers.read'] });
     const sessionId = await openSession(server, token, 'faultlab');
@@ -66,22 +82,14 @@ pgTest('PostgreSQL: pipelined connections that stop answering are given up, and 
     const verdict = await verifyChain(chainRows(direct, server.tenants.acme.id));
     t.true(verdict.ok, JSON.stringify(verdict));
   } finally {
-    proxy.cut();
-    await server.close().catch(() => undefined);
-    await proxy.close();
     await direct.destroy();
-    await base.drop();
+    await lab.close();
   }
 });
 
 pgTest('PostgreSQL: a write tool on a pooled connection that stopped answering is answered within bounded time [postgres]', async (t) => {
   t.timeout(120_000);
-  const base = await createTestDatabase('postgres');
-  const proxy = await startPgProxy(process.env.TEST_DATABASE_URL!);
-  const server = await startFaultServer('postgres', {
-    database: { ...base, url: proxy.url(base.url) },
-    env: { DATABASE_READ_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '1000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500' },
-  });
+  const { proxy, server, ...lab } = await behindProxy();
   try {
     const { token } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write'] });
     const sessionId = await openSession(server, token, 'faultlab');
@@ -95,21 +103,13 @@ pgTest('PostgreSQL: a write tool on a pooled connection that stopped answering i
     ]);
     t.not(answer, 'no answer in 30 s');
   } finally {
-    proxy.cut();
-    await server.close().catch(() => undefined);
-    await proxy.close();
-    await base.drop();
+    await lab.close();
   }
 });
 
 pgTest('PostgreSQL: a pipe whose new connection is never answered gives it up too, and read tools work again once the database answers [postgres]', async (t) => {
   t.timeout(150_000);
-  const base = await createTestDatabase('postgres');
-  const proxy = await startPgProxy(process.env.TEST_DATABASE_URL!);
-  const server = await startFaultServer('postgres', {
-    database: { ...base, url: proxy.url(base.url) },
-    env: { DATABASE_READ_TIMEOUT_MS: '1000', TOOL_TIMEOUT_MS: '1000', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1500' },
-  });
+  const { proxy, server, ...lab } = await behindProxy();
   try {
     const { token } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write', 'faultlab.markers.read'] });
     const sessionId = await openSession(server, token, 'faultlab');
@@ -146,9 +146,6 @@ pgTest('PostgreSQL: a pipe whose new connection is never answered gives it up to
     }
     t.true(recovered, `a read tool answers ok again within 45 s of the database answering: ${JSON.stringify(after)}`);
   } finally {
-    proxy.cut();
-    await server.close().catch(() => undefined);
-    await proxy.close();
-    await base.drop();
+    await lab.close();
   }
 });
