@@ -8,6 +8,7 @@ import type { Db } from '../db/connect.js';
 import { appendAudit } from '../db/audit.js';
 import { findConnectionByGrant, revokeGrantTokens } from '../db/grant_store.js';
 import type { EventBus } from '../shared/events.js';
+import { TTL } from './lifetimes.js';
 
 export type RevocationReason = 'authorization_code_replay' | 'refresh_token_reuse' | 'revoked_by_client' | 'pkce_verification_failed' | 'grant_revoked' | 'grant_expired';
 
@@ -36,7 +37,13 @@ export async function revokeGrant(db: Db, events: EventBus, grantId: string, rea
  * timer (auth/index.ts); concurrent runs on several instances end each connection once.
  */
 export async function endExpiredGrants(db: Db, events: EventBus, now = Date.now()): Promise<number> {
-  const ids: string[] = await db('oidc_payloads').where({ model: 'Grant' }).where('expires_at', '<=', now).pluck('id');
+  const expired: string[] = await db('oidc_payloads').where({ model: 'Grant' }).where('expires_at', '<=', now).pluck('id');
+  // Connections as old as a grant lives whose grant row is already gone without them being ended:
+  // what a purge before this one left behind (an upgraded deployment). Younger ones are left alone:
+  // a grant's row goes a moment before its connection is ended by a revocation in progress.
+  const orphaned: string[] = await db('connections as c').whereNull('c.revoked_at').where('c.created_at', '<=', now - TTL.Grant * 1000)
+    .whereNotExists(db('oidc_payloads as p').where('p.model', 'Grant').whereRaw('p.id = c.grant_id')).pluck('c.grant_id');
+  const ids = [...new Set([...expired, ...orphaned])];
   for (const id of ids) await revokeGrant(db, events, id, 'grant_expired');
   return ids.length;
 }

@@ -5,8 +5,11 @@
  * connection's time is up, not an hour later (or at the next purge, up to 10 minutes later).
  */
 import test from 'ava';
+import { endExpiredGrants } from '../../auth/revocation.js';
+import { TTL } from '../../auth/lifetimes.js';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { isAppError } from '../../shared/errors.js';
+import { EventBus } from '../../shared/events.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeWithPassword, tokenRequest } from '../helpers/oauth.js';
 import { PASSWORD, startAuthServer } from '../auth/support.js';
@@ -35,6 +38,32 @@ for (const kind of databasesUnderTest()) {
       await new Promise((resolve) => setTimeout(resolve, endsAt * 1000 - Date.now() + 1000));
       const after = await authenticateBearer(db, fresh.access_token, server.forge).catch((e: unknown) => e);
       t.true(isAppError(after) && (after.code === 'invalid_token' || after.code === 'connection_revoked'), `the token still works after the connection's end: ${JSON.stringify(after)}`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a connection past a grant's lifetime whose grant row an earlier purge deleted is ended too, once [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { db } = server.portico.context;
+      const old = await authorizeWithPassword(server.url, { ...alice, resource: server.forge, scopes: ['forge.chat.read'] });
+      const young = await authorizeWithPassword(server.url, { ...alice, resource: server.forge, scopes: ['forge.chat.read'] });
+      const connectionOf = async (accessToken: string) => db('connections').where({ grant_id: (await authenticateBearer(db, accessToken, server.forge)).grantId }).first();
+      const [aged, recent] = [await connectionOf(old.accessToken), await connectionOf(young.accessToken)];
+      // As a version before this one left things: the grant's row purged, the connection still live.
+      await db('connections').where({ id: aged.id }).update({ created_at: Date.now() - TTL.Grant * 1000 - 60_000 });
+      await db('oidc_payloads').where({ model: 'Grant' }).whereIn('id', [aged.grant_id, recent.grant_id]).delete();
+
+      const bus = new EventBus();
+      await endExpiredGrants(db, bus);
+      await endExpiredGrants(db, bus);
+      const after = await db('connections').whereIn('id', [aged.id, recent.id]).orderBy('created_at');
+      t.truthy(after.find((c: { id: string }) => c.id === aged.id)?.revoked_at, 'the orphaned connection is ended');
+      t.falsy(after.find((c: { id: string }) => c.id === recent.id)?.revoked_at, 'a younger one (its grant row gone a moment before a revocation ends it) is left alone');
+      const records = await db('audit_log').where({ name: 'grant.revoke', connection_id: aged.id });
+      t.is(records.length, 1);
+      t.is(JSON.parse(records[0].args_redacted).reason, 'grant_expired');
     } finally {
       await server.close();
     }
