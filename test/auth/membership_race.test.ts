@@ -1,8 +1,9 @@
 /**
  * A consent answered while an operator changes who may act in the organization. The consent page
  * reads the person's memberships, saves the grant, then creates the connection in a transaction;
- * an operator's `member remove` or `tenant suspend` committing in that gap must not leave a live
- * connection behind (db/accounts.ts lockTenant): the consent re-reads under the tenant's lock.
+ * an operator's `member remove`, `tenant suspend`, `user disable` or (for an administrators'
+ * product) `member role … --role member` committing in that gap must not leave a live connection
+ * behind (db/accounts.ts lockTenant): the consent re-reads under the tenant's lock.
  */
 import test, { type ExecutionContext } from 'ava';
 import { runAdmin } from '../../scripts/admin.js';
@@ -58,4 +59,23 @@ for (const kind of databasesUnderTest()) {
       }
     });
   }
+
+  test(`a consent to an administrators' product racing the person's demotion is refused and leaves no connection and no grant [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { db } = server.portico.context;
+      // alice is an administrator of acme when the page is answered, and a member when the consent
+      // commits (multi is made an administrator too: the last one cannot be demoted).
+      await db('memberships').where({ user_id: server.users.multi.id, tenant_id: server.tenants.acme.id }).update({ role: 'admin' });
+      const restore = operatorDuringConsent(t, server, ['member', 'role', '--tenant', 'acme', '--email', 'alice@acme.example', '--role', 'member']);
+      const refused = await authorizeCode(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.aegis, scopes: ['aegis.scans.read'] })
+        .then(() => 'a code was issued', (error: Error) => error.message);
+      restore();
+      t.regex(refused, /^authorization did not return a code: 403 .*membership of that organization changed/s);
+      t.deepEqual(await db('connections').where({ user_id: server.users.alice.id, product: 'aegis' }).select('id'), [], 'no connection');
+      t.is(await db('oidc_payloads').where({ model: 'Grant' }).first(), undefined, 'the grant was destroyed');
+    } finally {
+      await server.close();
+    }
+  });
 }
