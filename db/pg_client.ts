@@ -87,29 +87,34 @@ const statementName = statementNamer();
  * (DATABASE_PREPARED_STATEMENTS=off) runs every statement unnamed.
  */
 export function pgClient(options: { named: boolean; stallMs?: number }): typeof Knex.Client {
-  const watches = new WeakMap<pg.Client, StallWatch>();
   return class PorticoPg extends KnexPg {
     override async _query(connection: unknown, obj: PgQuery): Promise<unknown> {
       const name = options.named && obj.sql && !obj.options?.name ? statementName(obj.sql) : undefined;
       const query = super._query(connection, name ? { ...obj, options: { ...obj.options, name } } : obj);
       if (!options.stallMs || !obj.sql || SCHEMA.test(obj.sql)) return query;
-      const client = connection as pg.Client;
-      let watch = watches.get(client);
-      if (!watch) watches.set(client, (watch = new StallWatch(options.stallMs, () => giveUp(client))));
-      watch.started();
-      try {
-        return await query;
-      } finally {
-        watch.answered();
-      }
+      return watchOf(connection as pg.Client, options.stallMs).over(query);
     }
   } as unknown as typeof Knex.Client;
 }
 
-/** Ends a connection's socket: pg fails every statement it carries ("Connection terminated"), and knex and the pipes drop it. */
-function giveUp(client: pg.Client): void {
-  (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
-  client.end().catch(() => undefined);
+const watches = new WeakMap<pg.Client, StallWatch>();
+
+/**
+ * The watch of a connection, made at its first statement: once its statements have stalled for
+ * `stallMs` it calls `then` and ends the connection's socket. pg then fails every statement the
+ * connection carries ("Connection terminated"), and knex and the pipes drop it.
+ */
+function watchOf(client: pg.Client, stallMs: number, then?: (client: pg.Client) => void): StallWatch {
+  let watch = watches.get(client);
+  if (!watch) {
+    watch = new StallWatch(stallMs, () => {
+      then?.(client);
+      (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
+      client.end().catch(() => undefined);
+    });
+    watches.set(client, watch);
+  }
+  return watch;
 }
 
 /**
@@ -131,6 +136,7 @@ export class PgPipe {
   private held = false;
   private closed = false;
   private readonly statements = new Map<string, { text: string; name?: string }>();
+  private readonly stallMs: number;
 
   /**
    * `named`: repeated texts run as prepared statements, as on the pool (off with
@@ -138,7 +144,10 @@ export class PgPipe {
    * runs longer (its `statement_timeout` on this connection), so one stuck statement cannot hold
    * the statements written behind it for ever.
    */
-  constructor(private readonly db: Knex, private readonly options: { named: boolean; oneWritePerTurn: boolean; statementTimeoutMs?: number; lockTimeoutMs?: number }) {}
+  constructor(private readonly db: Knex, private readonly options: { named: boolean; oneWritePerTurn: boolean; statementTimeoutMs?: number; lockTimeoutMs?: number }) {
+    // A statement unanswered past PostgreSQL's own limit (and a margin) gives the connection up.
+    this.stallMs = (options.statementTimeoutMs ?? options.lockTimeoutMs ?? 60_000) + STALL_MARGIN_MS;
+  }
 
   /** The rows of one statement with knex's `?` placeholders. */
   async rows<Row>(sql: string, bindings: readonly unknown[]): Promise<Row[]> {
@@ -147,6 +156,7 @@ export class PgPipe {
     const knexClient = this.db.client as unknown as KnexPgClient;
     knexClient.emit('query', { sql, bindings });
     const { text, name } = this.statement(knexClient, sql);
+    // started/answered around the await, not over(): one promise fewer on the hot path.
     const watch = this.watched(client);
     watch.started();
     try {
@@ -166,20 +176,14 @@ export class PgPipe {
    * would have let the slowest run (its statement or lock time-out, plus a margin), the connection
    * is given up. What it carries fails as `unavailable` and the next statement opens another.
    */
-  private readonly watches = new WeakMap<pg.Client, StallWatch>();
-
   private watched(client: pg.Client): StallWatch {
-    let watch = this.watches.get(client);
-    if (!watch) {
-      const stallMs = (this.options.statementTimeoutMs ?? this.options.lockTimeoutMs ?? 60_000) + STALL_MARGIN_MS;
-      watch = new StallWatch(stallMs, () => {
-        if (this.client === client) this.client = undefined;
-        giveUp(client);
-      });
-      this.watches.set(client, watch);
-    }
-    return watch;
+    return watchOf(client, this.stallMs, this.forget);
   }
+
+  /** A connection given up is not handed out again, even before pg reports its end. */
+  private readonly forget = (client: pg.Client) => {
+    if (this.client === client) this.client = undefined;
+  };
 
   /** `sql` with `$n` placeholders, and its prepared statement's name: worked out once per text (the pipes carry a few constant texts). */
   private statement(knexClient: KnexPgClient, sql: string): { text: string; name?: string } {
@@ -214,15 +218,11 @@ export class PgPipe {
       if (this.closed) throw new Error('Client was closed and is not queryable');
       await client.connect();
       // The session's settings are statements like any other: watched.
-      const watch = this.watched(client);
-      watch.started();
-      try {
+      await this.watched(client).over((async () => {
         await useSearchPath(client, this.db);
         if (this.options.statementTimeoutMs) await client.query(`set statement_timeout = ${Math.floor(this.options.statementTimeoutMs)}`);
         if (this.options.lockTimeoutMs) await client.query(`set lock_timeout = ${Math.floor(this.options.lockTimeoutMs)}`);
-      } finally {
-        watch.answered();
-      }
+      })());
       this.client = client;
       return client;
     } catch (error) {
@@ -253,6 +253,16 @@ class StallWatch {
   private gaveUp = false;
 
   constructor(private readonly stallMs: number, private readonly giveUp: () => void) {}
+
+  /** `work` (statements just written on the connection), watched until it settles. */
+  async over<T>(work: Promise<T>): Promise<T> {
+    this.started();
+    try {
+      return await work;
+    } finally {
+      this.answered();
+    }
+  }
 
   started(): void {
     if (this.inflight++ === 0) this.progressAt = performance.now();
