@@ -15,6 +15,7 @@ import { EventBus } from '../../shared/events.js';
 import { createTestDatabase, databasesUnderTest, type TestDatabase } from '../helpers/db.js';
 import { auditOf, DEMO_PASSWORD, grant, openSession, rawCall } from '../helpers/mcp.js';
 import { authorizeWithPassword, tokenRequest } from '../helpers/oauth.js';
+import { until } from '../helpers/poll.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { gate, startFaultServer } from '../reliability/support.js';
 
@@ -25,15 +26,6 @@ function authInstance(database: TestDatabase, purgeIntervalMs: number, env: Reco
   const events = new EventBus();
   const catalog = buildCatalog(PRODUCTS);
   return startTestServer('postgres', { database, env, mounts: [eventRelayMount(events), authMount({ catalog, events, purgeIntervalMs }), consoleMount({ catalog, events })] });
-}
-
-async function until<T>(ms: number, probe: () => Promise<T | undefined>): Promise<T | undefined> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined || Date.now() > end) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 pgTest('a connection whose grant has expired is ended by the purge (once, with two instances purging), not listed as live for ever [postgres]', async (t) => {

@@ -14,18 +14,10 @@ import { EventBus } from '../../shared/events.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
 import { DEMO_PASSWORD } from '../helpers/mcp.js';
 import { authorizeWithPassword } from '../helpers/oauth.js';
+import { until } from '../helpers/poll.js';
 import { startTestServer } from '../helpers/server.js';
 
 const pgTest = databasesUnderTest().includes('postgres') ? test.serial : test.skip;
-
-async function until<T>(ms: number, probe: () => Promise<T | undefined>): Promise<T | undefined> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined || Date.now() > end) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 pgTest('a grant that expires while the purge ends other expired grants still has its connection ended, not deleted silently [postgres]', async (t) => {
   t.timeout(60_000);
