@@ -401,7 +401,8 @@ export class AuditWriter {
   }
 }
 
-interface Head {
+/** A place in a chain: a record's seq and hash (the stored head, or a checkpoint kept outside Portico). */
+export interface Head {
   seq: number;
   hash: string;
 }
@@ -538,6 +539,8 @@ export interface AuditVerification {
   ok: boolean;
   checked: number;
   first_broken?: { seq: number; id: string; reason: string };
+  /** Where the verified chain ends (its last record), to keep as a checkpoint: see `formatCheckpoint`. */
+  end?: Head;
 }
 
 /**
@@ -545,8 +548,10 @@ export interface AuditVerification {
  * With `head` (the chain head as stored, read before the records), the chain must also reach it:
  * the record at the head's seq must be the head's hash, and no record up to it may be missing
  * (the newest records deleted). Records appended after the head was read are checked too.
+ * `checkpoint` is the same test against a place in the chain noted earlier, outside the
+ * database: it holds even against someone who rewrote the records and their stored head.
  */
-export async function verifyChain(rows: AsyncIterable<DbAuditRow> | Iterable<DbAuditRow>, head?: Head): Promise<AuditVerification> {
+export async function verifyChain(rows: AsyncIterable<DbAuditRow> | Iterable<DbAuditRow>, head?: Head, checkpoint?: Head): Promise<AuditVerification> {
   let prev = GENESIS_HASH;
   let expectedSeq = 1;
   let checked = 0;
@@ -555,17 +560,31 @@ export async function verifyChain(rows: AsyncIterable<DbAuditRow> | Iterable<DbA
       row.seq !== expectedSeq ? `expected seq ${expectedSeq}, found ${row.seq}` :
       row.prev_hash !== prev ? 'prev_hash does not match the previous record' :
       recordHash(row) !== row.hash ? 'hash does not match the record' :
-      head && row.seq === head.seq && row.hash !== head.hash ? 'the chain head does not match this record' : undefined;
+      head && row.seq === head.seq && row.hash !== head.hash ? 'the chain head does not match this record' :
+      checkpoint && row.seq === checkpoint.seq && row.hash !== checkpoint.hash ? 'the checkpoint given does not match this record' : undefined;
     if (reason) return { ok: false, checked, first_broken: { seq: row.seq, id: row.id, reason } };
     prev = row.hash;
     expectedSeq += 1;
     checked += 1;
   }
-  if (head && head.seq > checked) {
-    const reason = `records missing: the chain head is at seq ${head.seq}, the last record is seq ${checked}`;
-    return { ok: false, checked, first_broken: { seq: checked + 1, id: '', reason } };
+  for (const [place, what] of [[head, 'the chain head'], [checkpoint, 'the checkpoint given']] as const) {
+    if (place && place.seq > checked) {
+      const reason = `records missing: ${what} is at seq ${place.seq}, the last record is seq ${checked}`;
+      return { ok: false, checked, first_broken: { seq: checked + 1, id: '', reason } };
+    }
   }
-  return { ok: true, checked };
+  return checked ? { ok: true, checked, end: { seq: checked, hash: prev } } : { ok: true, checked };
+}
+
+/** A checkpoint as people copy it: `seq:hash`. */
+export function formatCheckpoint(place: Head): string {
+  return `${place.seq}:${place.hash}`;
+}
+
+/** Reads `seq:hash` (a record's seq from 1, its 64-hex-digit hash); undefined when it is not that. */
+export function parseCheckpoint(text: string): Head | undefined {
+  const match = /^([1-9][0-9]{0,15}):([0-9a-f]{64})$/.exec(text.trim().toLowerCase());
+  return match ? { seq: Number(match[1]), hash: match[2] } : undefined;
 }
 
 /** The stored chain head of a tenant (seq 0 and the genesis hash before its first record). */
@@ -581,13 +600,13 @@ export async function chainHead(db: DbOrTrx, tenantId: string | null): Promise<H
  * there) and, when the records go on past it (appended meanwhile), again after them: a head and its
  * records commit together, so every record read must then be covered by it.
  */
-export async function verifyStoredChain(db: DbOrTrx, tenantId: string | null): Promise<AuditVerification> {
+export async function verifyStoredChain(db: DbOrTrx, tenantId: string | null, checkpoint?: Head): Promise<AuditVerification> {
   const before = await chainHead(db, tenantId);
   let last: DbAuditRow | undefined;
   async function* tracked(): AsyncGenerator<DbAuditRow> {
     for await (const row of chainRows(db, tenantId)) yield (last = row);
   }
-  const result = await verifyChain(tracked(), before ?? { seq: 0, hash: GENESIS_HASH });
+  const result = await verifyChain(tracked(), before ?? { seq: 0, hash: GENESIS_HASH }, checkpoint);
   if (!result.ok || !last || (before && last.seq === before.seq)) return result;
   const after = await chainHead(db, tenantId);
   if (!after) return { ok: false, checked: 0, first_broken: { seq: 1, id: '', reason: 'the chain has records but no head' } };

@@ -14,7 +14,7 @@ import {
 } from '../db/accounts.js';
 import { liveConnections, revokeConnection, type DbConnectionRow } from '../db/grant_store.js';
 import type { PorticoEvent } from '../shared/events.js';
-import { appendAudit, chainPages, verifyChain, verifyStoredChain, type AuditVerification } from '../db/audit.js';
+import { appendAudit, chainPages, formatCheckpoint, parseCheckpoint, verifyChain, verifyStoredChain, type AuditVerification, type Head } from '../db/audit.js';
 import { exportChunks, readExport } from '../db/audit_export.js';
 import { setSurfaceStatus, surfaceOverrides } from '../db/surfaces.js';
 import { channelFor } from '../db/notify.js';
@@ -225,28 +225,30 @@ export const COMMANDS: Record<string, AdminCommand> = {
     },
   },
   'audit verify': {
-    usage: 'audit verify (--tenant <slug> | --file <export.jsonl|export.csv>)',
+    usage: 'audit verify (--tenant <slug> | --file <export.jsonl|export.csv>) [--checkpoint <seq:hash>]   (a chain end noted earlier)',
     async run(open, args, { out }) {
-      const { values } = parseArgs({ args, options: { tenant: { type: 'string' } } });
+      const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, checkpoint: { type: 'string' } } });
       if (!values.tenant) throw new UsageError('audit verify needs --tenant or --file');
+      const checkpoint = checkpointOption(values.checkpoint);
       const db = await open();
       const tenant = await requireTenantBySlug(db, values.tenant);
-      report(await verifyStoredChain(db, tenant.id), out);
+      report(await verifyStoredChain(db, tenant.id, checkpoint), checkpoint, out);
     },
     offline: {
       when: (args) => args.some((arg) => arg === '--file' || arg.startsWith('--file=')),
       async run(args, { out }) {
-        const { values } = parseArgs({ args, options: { file: { type: 'string' }, tenant: { type: 'string' } } });
+        const { values } = parseArgs({ args, options: { file: { type: 'string' }, tenant: { type: 'string' }, checkpoint: { type: 'string' } } });
         if (values.tenant !== undefined) throw new UsageError('audit verify takes --tenant or --file, not both');
+        const checkpoint = checkpointOption(values.checkpoint);
         const file = values.file!;
-        const result = await verifyChain(readExport(file)).catch((error: Error) => {
+        const result = await verifyChain(readExport(file), undefined, checkpoint).catch((error: Error) => {
           throw new AppError('invalid_request', `cannot read ${file}: ${error.message}`, { cause: error });
         });
         // An empty file (or a CSV header alone) proves nothing: it is what a failed export leaves behind.
         if (result.ok && result.checked === 0) {
           throw new AppError('invalid_request', `${file} holds no audit records (an empty file or a CSV header only): nothing was verified`);
         }
-        report(result, out);
+        report(result, checkpoint, out);
       },
     },
   },
@@ -415,8 +417,24 @@ async function changeSurface(open: () => Promise<Db>, args: string[], status: 'l
 /** A verification that found a broken record: exit code 4, distinct from usage and lookup errors. */
 export class ChainBroken extends Error {}
 
-function report(result: AuditVerification, out: Output): void {
-  if (result.ok) return out(`ok: ${result.checked} records verified`);
+/** `--checkpoint seq:hash`, as `audit verify` printed it as the chain's end. */
+function checkpointOption(value: string | undefined): Head | undefined {
+  if (value === undefined) return undefined;
+  const checkpoint = parseCheckpoint(value);
+  if (!checkpoint) throw new UsageError(`--checkpoint must be <seq>:<hash> as audit verify printed it ("chain end: 42:9f86d0…", 64 hex digits), got "${value}"`);
+  return checkpoint;
+}
+
+/**
+ * The verdict; an intact chain's end goes on a line of its own, to be kept outside Portico as a
+ * checkpoint: a later `--checkpoint` proves nothing up to it was changed since.
+ */
+function report(result: AuditVerification, checkpoint: Head | undefined, out: Output): void {
+  if (result.ok) {
+    out(`ok: ${result.checked} records verified${checkpoint ? ', up to the checkpoint given' : ''}`);
+    if (result.end) out(`chain end: ${formatCheckpoint(result.end)}`);
+    return;
+  }
   const broken = result.first_broken!;
   throw new ChainBroken(`broken at record seq ${broken.seq}${broken.id ? ` (id ${broken.id})` : ''}: ${broken.reason}; ${result.checked} records before it verified`);
 }

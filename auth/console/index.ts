@@ -14,7 +14,7 @@ import type { EventBus } from '../../shared/events.js';
 import { readForm, type PorticoState } from '../../shared/http.js';
 import { WindowLimiter } from '../../shared/rate_limit.js';
 import { authenticate, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
-import { appendAudit, auditPages, chainPages, dailyActivity, queryAudit, verifyStoredChain } from '../../db/audit.js';
+import { appendAudit, auditPages, chainHead, chainPages, dailyActivity, formatCheckpoint, parseCheckpoint, queryAudit, verifyStoredChain, type Head } from '../../db/audit.js';
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
 import { translateDbError } from '../../db/errors.js';
 import { authenticateBearer } from '../../db/grant_store.js';
@@ -110,7 +110,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
     router.get(`${base}/v1/audit/export`, bearer, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
     router.get(`${base}/v1/audit/verify`, bearer, async (ctx) => {
-      ctx.body = await verifyFor(context, viewerOf(ctx));
+      const checkpoint = checkpointParam(ctx.query.checkpoint);
+      const result = await verifyFor(context, viewerOf(ctx), checkpoint);
+      ctx.body = checkpoint ? { ...result, checkpoint } : result;
     });
 
     // ---- HTML pages (sign-in session) ---------------------------------------------------
@@ -290,7 +292,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
     router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
     router.get(`${base}/audit/verify`, htmlErrors, signedIn, async (ctx) => {
-      render(ctx, 'Verify', pages.verifyPage(pageContext(ctx), await verifyFor(context, viewerOf(ctx))), 'audit');
+      const checkpoint = checkpointParam(ctx.query.checkpoint || undefined);
+      render(ctx, 'Verify', pages.verifyPage(pageContext(ctx), await verifyFor(context, viewerOf(ctx), checkpoint), checkpoint), 'audit');
     });
 
     // "Connect a client" (issue 9): the client-config JSON for the live products, copy buttons by a hashed inline script.
@@ -334,10 +337,18 @@ async function auditLogin(context: PorticoContext, userId: string, tenantId: str
   await appendAudit(context.db, { tenantId, userId, kind: 'auth', name: 'console.sign_in', outcome: 'ok', requestId });
 }
 
-async function verifyFor(context: PorticoContext, viewer: Viewer) {
+async function verifyFor(context: PorticoContext, viewer: Viewer, checkpoint?: Head) {
   requireScope(viewer, 'console.audit.read');
   if (viewer.role !== 'admin') throw new AppError('forbidden', 'only an admin can verify the whole audit chain');
-  return verifyStoredChain(context.db, viewer.tenant.id);
+  return verifyStoredChain(context.db, viewer.tenant.id, checkpoint);
+}
+
+/** `?checkpoint=seq:hash`: a chain end noted earlier, which the chain must still pass through. */
+function checkpointParam(value: string | string[] | undefined): Head | undefined {
+  if (value === undefined) return undefined;
+  const checkpoint = typeof value === 'string' ? parseCheckpoint(value) : undefined;
+  if (!checkpoint) throw new AppError('invalid_request', 'checkpoint must be <seq>:<hash>, a chain end as verification reported it (64 hex digits), given once');
+  return checkpoint;
 }
 
 /**
@@ -359,6 +370,9 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   ctx.type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
   ctx.set('Content-Disposition', `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`);
   ctx.set('X-Audit-Export', whole ? 'chain' : 'selection');
+  // Where the chain ended as the export began: `audit verify --file … --checkpoint <it>` tells a file cut short.
+  const head = whole ? await chainHead(context.db, tenantId) : undefined;
+  if (head?.seq) ctx.set('X-Audit-Chain-Head', formatCheckpoint(head));
   ctx.body = Readable.from(exportChunks(pages, format as ExportFormat));
 }
 

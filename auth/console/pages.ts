@@ -131,11 +131,20 @@ export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: 
     </section>`;
 }
 
-export function verifyPage(p: PageContext, result: AuditVerification): Html {
+export function verifyPage(p: PageContext, result: AuditVerification, checkpoint?: { seq: number; hash: string }): Html {
+  const given = checkpoint ? `${checkpoint.seq}:${checkpoint.hash}` : '';
   return html`<h1>Audit chain verification</h1><section class="card">
-    ${result.ok ? html`<p><span class="badge ok">intact</span> All ${result.checked} records chain correctly.</p>`
+    ${result.ok ? html`<p><span class="badge ok">intact</span> All ${result.checked} records chain correctly${checkpoint ? html`, through the checkpoint given (record #${checkpoint.seq})` : ''}.</p>`
       : html`<p class="error" role="alert">The chain is broken at record #${result.first_broken!.seq}${result.first_broken!.id ? html` (<code>${result.first_broken!.id}</code>)` : ''}: ${result.first_broken!.reason}.
         ${result.checked} records before it verified.</p>`}
+    ${result.end ? html`<p>The chain ends at record #${result.end.seq}. Its checkpoint: <code class="checkpoint">${result.end.seq}:${result.end.hash}</code></p>
+      <p class="muted">Keep checkpoints somewhere outside Portico (a ticket, an e-mail to yourself). Verifying later against one
+        proves that no record up to it has been changed or removed since, even by someone able to write to the database;
+        so does <code>npm run admin -- audit verify --file &lt;export&gt; --checkpoint &lt;it&gt;</code> for an export.</p>` : ''}
+    <form method="get" action="${p.base}/audit/verify" class="filters" aria-label="Verify against a checkpoint">
+      <div><label for="v-checkpoint">Checkpoint noted earlier</label><input id="v-checkpoint" name="checkpoint" value="${given}" placeholder="42:9f86d081…" spellcheck="false" autocomplete="off"></div>
+      <div><button type="submit">Verify against it</button></div>
+    </form>
     <p><a href="${p.base}/audit">← Audit log</a></p></section>`;
 }
 

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { databasesUnderTest } from '../helpers/db.js';
 import { startConsole } from './setup.js';
-import { appendAudit, GENESIS_HASH, recordHash, sha256Hex, type DbAuditRow } from '../../db/audit.js';
+import { appendAudit, chainHead, formatCheckpoint, GENESIS_HASH, parseCheckpoint, recordHash, sha256Hex, type DbAuditRow } from '../../db/audit.js';
 import { readExport } from '../../db/audit_export.js';
 import { verifyChain } from '../../db/audit.js';
 import { runAdmin } from '../../scripts/admin.js';
@@ -129,6 +129,8 @@ for (const kind of databasesUnderTest()) {
         const response = await f.api(`/audit/export?format=${format}`, admin);
         t.is(response.status, 200);
         t.is(response.headers.get('x-audit-export'), 'chain');
+        const head = parseCheckpoint(response.headers.get('x-audit-chain-head') ?? '');
+        t.deepEqual(head, await chainHead(db, f.tenants.acme), 'the chain head as the export began');
         await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), fs.createWriteStream(file));
         clearInterval(sampler);
         const seconds = (performance.now() - started) / 1000;
@@ -140,10 +142,10 @@ for (const kind of databasesUnderTest()) {
         // 202 MB in the check above; this bound is below that.
         t.true(growthMb < 200, `RSS grew ${growthMb.toFixed(1)} MB`);
         const verified = await verifyChain(readExport(file));
-        t.deepEqual(verified, { ok: true, checked: 100_000 });
+        t.deepEqual(verified, { ok: true, checked: 100_000, end: head });
         const out: string[] = [];
-        t.is(await runAdmin(['audit', 'verify', '--file', file], { out: (l) => out.push(l), err: () => undefined }, {}), 0);
-        t.is(out[0], 'ok: 100000 records verified');
+        t.is(await runAdmin(['audit', 'verify', '--file', file, '--checkpoint', formatCheckpoint(head!)], { out: (l) => out.push(l), err: () => undefined }, {}), 0);
+        t.deepEqual(out, ['ok: 100000 records verified, up to the checkpoint given', `chain end: ${formatCheckpoint(head!)}`]);
       }
       // Tamper with one line of the file: offline verification names it.
       const file = path.join(dir, 'export.jsonl');

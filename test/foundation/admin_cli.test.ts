@@ -274,6 +274,7 @@ testOnEachDatabase('audit verify --file accepts a real export of one record', as
   await cli(url, ['tenant', 'create', 'acme', '--name', 'Acme']);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-verify-'));
   try {
+    const only: { seq: number; hash: string } = JSON.parse((await cli(url, ['audit', 'export', '--tenant', 'acme'])).out);
     for (const format of ['jsonl', 'csv']) {
       const exported = await cli(url, ['audit', 'export', '--tenant', 'acme', '--format', format]);
       t.is(exported.code, 0, exported.err);
@@ -281,7 +282,7 @@ testOnEachDatabase('audit verify --file accepts a real export of one record', as
       fs.writeFileSync(file, `${exported.out}\n`);
       const verified = await cli('sqlite::memory:', ['audit', 'verify', '--file', file]);
       t.is(verified.code, 0, verified.err);
-      t.is(verified.out, 'ok: 1 records verified');
+      t.is(verified.out, `ok: 1 records verified\nchain end: 1:${only.hash}`);
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

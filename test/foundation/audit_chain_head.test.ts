@@ -38,8 +38,8 @@ for (const kind of databasesUnderTest()) {
       const code = await runAdmin(['audit', 'verify', '--tenant', 'acme'], cli.io, { DATABASE_URL: f.server.database.url });
       t.is(code, 4, `audit verify --tenant exits 4 on a truncated chain (out: ${cli.out.join(' | ')})`);
 
-      // The head rewritten to the truncated chain's end hides the truncation (that needs an anchor
-      // outside the database), but a head that does not match the last record is a broken chain.
+      // The head rewritten to the truncated chain's end hides the truncation (that needs a checkpoint
+      // kept outside the database: audit_checkpoint.test.ts), but a head that does not match the last record is a broken chain.
       const last = await db('audit_log').where({ chain: f.tenants.acme }).orderBy('seq', 'desc').first();
       await db('audit_heads').where({ chain: f.tenants.acme }).update({ seq: last.seq, hash: 'f'.repeat(64) });
       const badHead: Json = await (await f.api('/audit/verify', admin)).json();

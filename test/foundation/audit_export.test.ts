@@ -5,6 +5,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { exportChunks, readExport } from '../../db/audit_export.js';
 import { GENESIS_HASH, recordHash, sha256Hex, verifyChain, type DbAuditRow } from '../../db/audit.js';
+import { intactChain } from '../helpers/audit.js';
 
 /** Pages of records big enough that each page is several 64 KB chunks; `log` records when each page is read. */
 async function* pages(log: string[], count: number, failAt?: number): AsyncGenerator<DbAuditRow[]> {
@@ -87,7 +88,7 @@ test('a CSV export neutralises cells a spreadsheet would run as formulas, and st
     for await (const row of readExport(file)) read.push(row);
     t.deepEqual(read.map((row) => row.name), names);
     t.deepEqual(read.map((row) => row.request_id), names.map((_, i) => `=req-${i}`));
-    t.deepEqual(await verifyChain(read), { ok: true, checked: names.length });
+    t.deepEqual(await verifyChain(read), intactChain(read));
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

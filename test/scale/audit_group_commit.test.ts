@@ -10,6 +10,7 @@ import { createConnection, revokeConnection } from '../../db/grant_store.js';
 import { createMigratedDatabase, databasesUnderTest, testOnEachDatabase } from '../helpers/db.js';
 import type { Db } from '../../db/connect.js';
 import { grant, mcpTest, MCP_HEADERS, openSession, auditOf } from '../helpers/mcp.js';
+import { intactChain } from '../helpers/audit.js';
 
 /** Tenant "one" with one forge connection of one user. */
 async function tenantWithConnection(db: Db) {
@@ -46,7 +47,7 @@ testOnEachDatabase('two writers group-commit 400 records over three chains: none
       for await (const row of chainRows(db, tenant.id)) rows.push(row);
       const expected = Array.from({ length: 400 }, (_, i) => i).filter((i) => i % 3 === n);
       t.deepEqual(rows.map((r) => JSON.parse(r.args_redacted!).i).sort((a, b) => a - b), expected);
-      t.deepEqual(await verifyChain(rows), { ok: true, checked: expected.length });
+      t.deepEqual(await verifyChain(rows), intactChain(rows));
       const connection = await db('connections').where({ id: connections[n].id }).first();
       t.is(Number(connection.call_count), expected.length);
       t.truthy(connection.last_used_at);
@@ -83,7 +84,7 @@ testOnEachDatabase('a writer appends on the head it knows; a head moved by anoth
     const rows: DbAuditRow[] = [];
     for await (const row of chainRows(db, tenant.id)) rows.push(row);
     t.deepEqual(rows.map((r) => JSON.parse(r.args_redacted!).i), Array.from({ length: n }, (_, i) => i));
-    t.deepEqual(await verifyChain(rows), { ok: true, checked: n });
+    t.deepEqual(await verifyChain(rows), intactChain(rows));
     // Every record that touched counted once, the one written in a transaction not at all.
     t.is(Number((await db('connections').where({ id: connection.id }).first()).call_count), n - 1);
   } finally {
@@ -116,7 +117,7 @@ testOnEachDatabase('two instances writing one chain in rounds, three connections
     for await (const row of chainRows(db, tenant.id)) rows.push(row);
     t.deepEqual(rows.filter((r) => r.kind === 'tool').map((r) => JSON.parse(r.args_redacted!).i).sort((a, b) => a - b), Array.from({ length: n }, (_, i) => i));
     t.deepEqual(rows.filter((r) => r.kind !== 'tool').map((r) => r.name), ['connection.revoke']);
-    t.deepEqual(await verifyChain(rows), { ok: true, checked: n + 1 });
+    t.deepEqual(await verifyChain(rows), intactChain(rows));
     for (const [k, connection] of connections.entries()) {
       t.is(Number((await db('connections').where({ id: connection.id }).first()).call_count), uses[k], `connection ${k}`);
     }
@@ -148,7 +149,7 @@ testOnEachDatabase('on the known head, one statement counts the uses of every co
   t.deepEqual(connections.map((c) => byId.get(c.id)), [{ calls: 2, last: 2_000 }, { calls: 2, last: 4_000 }, { calls: 3, last: 7_000 }]);
   const chain: DbAuditRow[] = [];
   for await (const row of chainRows(db, tenant.id)) chain.push(row);
-  t.deepEqual(await verifyChain(chain), { ok: true, checked: 7 });
+  t.deepEqual(await verifyChain(chain), intactChain(chain));
 });
 
 testOnEachDatabase('one batch over several tenants on known heads is one statement; a tenant whose head another writer moved comes back alone through its head lock', async (t, database) => {
@@ -184,7 +185,7 @@ testOnEachDatabase('one batch over several tenants on known heads is one stateme
       const rows: DbAuditRow[] = [];
       for await (const row of chainRows(db, tenant.id)) rows.push(row);
       t.deepEqual(rows.map((r) => r.name), names.get(tenant.id), `tenant ${n + 1}: every record once, in order`);
-      t.deepEqual(await verifyChain(rows), { ok: true, checked: names.get(tenant.id)!.length });
+      t.deepEqual(await verifyChain(rows), intactChain(rows));
       t.is(Number((await db('connections').where({ id: connections[n].id }).first()).call_count), names.get(tenant.id)!.length, `tenant ${n + 1}: every use counted once`);
     }
   } finally {
@@ -255,7 +256,7 @@ testOnEachDatabase('records appended up to two turns of the event loop apart sha
   const chain: DbAuditRow[] = [];
   for await (const row of chainRows(db, tenant.id)) chain.push(row);
   t.deepEqual(chain.map((row) => JSON.parse(row.args_redacted!).i), [0, 1, 2, 3, 4]);
-  t.deepEqual(await verifyChain(chain), { ok: true, checked: 5 });
+  t.deepEqual(await verifyChain(chain), intactChain(chain));
 });
 
 /**
@@ -334,7 +335,7 @@ if (databasesUnderTest().includes('postgres')) {
     const chain: DbAuditRow[] = [];
     for await (const row of chainRows(db, tenantId)) chain.push(row);
     t.deepEqual(chain.map((r) => r.name), ['first', 'a1', 'b1', 'b2', 'c1']);
-    t.deepEqual(await verifyChain(chain), { ok: true, checked: 5 });
+    t.deepEqual(await verifyChain(chain), intactChain(chain));
     t.is(Number((await db('connections').where({ id: connectionId }).first()).call_count), 5);
   }));
 
@@ -352,7 +353,7 @@ if (databasesUnderTest().includes('postgres')) {
     const chain: DbAuditRow[] = [];
     for await (const row of chainRows(db, tenantId)) chain.push(row);
     t.deepEqual(chain.map((r) => r.name), ['first', 'a1', 'b1', 'b2'], 'the failed batch\'s good record first, then the batch behind it');
-    t.deepEqual(await verifyChain(chain), { ok: true, checked: 4 });
+    t.deepEqual(await verifyChain(chain), intactChain(chain));
     t.is(Number((await db('connections').where({ id: connectionId }).first()).call_count), 4, 'the refused record is not counted; the second batch\'s uses once');
   }));
 }
