@@ -96,7 +96,11 @@ export function authMount(options: AuthMountOptions): Mount {
       }
       // The catalog decides at each request which products are live (midas ships later).
       if (route === 'discovery' && ctx.body && typeof ctx.body === 'object') {
-        ctx.body = { ...(ctx.body as Record<string, unknown>), scopes_supported: resources.liveScopes() };
+        const body = ctx.body as Record<string, unknown>;
+        // RFC 8414 §2: omitted, these default to client_secret_basic, which no self-registered
+        // client has; oidc-provider takes the token endpoint's methods at both.
+        const methods = body.token_endpoint_auth_methods_supported;
+        ctx.body = { ...body, scopes_supported: resources.liveScopes(), revocation_endpoint_auth_methods_supported: methods, introspection_endpoint_auth_methods_supported: methods };
       }
     });
 
