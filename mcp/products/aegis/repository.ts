@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { INT4_MAX, iso, pageOf, type NewRow, type Page } from '../common.js';
+import { decodeCursor, INT4_MAX, iso, pageOf, type NewRow, type Page } from '../common.js';
 import { runChecks, SEVERITIES, SEVERITY_RANK, type ConnectionSnapshot, type MemberSnapshot, type Severity } from './checks.js';
 
 export const FINDING_STATUSES = ['open', 'resolved'] as const;
@@ -111,6 +111,17 @@ export function aegisRepository(scope: TenantScope) {
     return scope.from<DbScanRow>('aegis_scans').orderBy([{ column: 'started_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first();
   }
 
+  /**
+   * The scan a listing without scan_id was paging: that of the cursor's last finding, so a scan
+   * started between two pages does not switch the listing to it half-way (the latest scan when the
+   * finding is gone with its scan).
+   */
+  async function scanOfCursor(cursor: string): Promise<DbScanRow | undefined> {
+    const { id } = decodeCursor(cursor, INT4_MAX);
+    const finding = await scope.from<DbFindingRow>('aegis_findings').where('aegis_findings.id', id).first('scan_id');
+    return finding ? scope.from<DbScanRow>('aegis_scans').where('aegis_scans.id', finding.scan_id).first() : latestScan();
+  }
+
   /** The tenant's connections and members, as the checks see them. */
   async function snapshot(): Promise<{ connections: ConnectionSnapshot[]; members: MemberSnapshot[] }> {
     const connections: ConnectionSnapshot[] = await scope
@@ -172,7 +183,8 @@ export function aegisRepository(scope: TenantScope) {
   const findings = {
     /** Findings of one scan (default: the latest), most severe first. */
     async list(filter: { scan_id?: string; severity?: Severity; status?: FindingStatus; limit?: number; cursor?: string }): Promise<Page<FindingView> & { scan_id: string | null }> {
-      const scan = filter.scan_id ? await scope.require<DbScanRow>('aegis_scans', filter.scan_id, 'scan') : await latestScan();
+      const scan = filter.scan_id ? await scope.require<DbScanRow>('aegis_scans', filter.scan_id, 'scan')
+        : filter.cursor ? await scanOfCursor(filter.cursor) : await latestScan();
       if (!scan) return { scan_id: null, items: [], next_cursor: null };
       const query = scope.from('aegis_findings').where('scan_id', scan.id);
       if (filter.severity) query.where('severity', filter.severity);
@@ -199,7 +211,12 @@ export function aegisRepository(scope: TenantScope) {
       if (row.status === 'resolved') return { ...findingView(row), already_resolved: true };
       const patch = { status: 'resolved' as const, resolved_at: Date.now(), resolved_by: by, resolution_note: note };
       const changed = await scope.from('aegis_findings').where({ id: row.id, status: 'open' }).update(patch);
-      if (!changed) throw new AppError('conflict', 'the finding changed while this call ran; read it again');
+      if (!changed) {
+        // Resolved by a call that ran at the same time: its resolution is the first, and is kept.
+        const current = await scope.from<DbFindingRow>('aegis_findings').where('aegis_findings.id', row.id).first();
+        if (current?.status === 'resolved') return { ...findingView(current), already_resolved: true };
+        throw new AppError('conflict', 'the finding changed while this call ran; read it again');
+      }
       return { ...findingView({ ...row, ...patch }), already_resolved: false };
     },
   };

@@ -78,10 +78,12 @@ export function midasRepository(scope: TenantScope) {
 
     usage: {
       /** Totals over [from, to] (UTC days, inclusive), per day and per endpoint. */
-      async between(filter: { from: number; to: number; endpoint_id?: string }) {
-        if (filter.to < filter.from) throw new AppError('invalid_arguments', 'to: must not be before from', { details: { field: 'to' } });
+      /** `field` is the end of the range the caller chose, named when the range is refused (default `to`). */
+      async between(filter: { from: number; to: number; endpoint_id?: string; field?: 'from' | 'to' }) {
+        const field = filter.field ?? 'to';
+        if (filter.to < filter.from) throw new AppError('invalid_arguments', field === 'to' ? 'to: must not be before from' : 'from: must not be after to (today)', { details: { field } });
         const days = Math.round((filter.to - filter.from) / DAY_MS) + 1;
-        if (days > MAX_USAGE_DAYS) throw new AppError('invalid_arguments', `to: the range may cover at most ${MAX_USAGE_DAYS} days`, { details: { field: 'to' } });
+        if (days > MAX_USAGE_DAYS) throw new AppError('invalid_arguments', `${field}: the range may cover at most ${MAX_USAGE_DAYS} days`, { details: { field } });
         const endpoint = filter.endpoint_id ? await requireEndpoint(filter.endpoint_id) : undefined;
         const query = scope.from(USAGE).join(ENDPOINTS, `${ENDPOINTS}.id`, `${USAGE}.endpoint_id`)
           .whereBetween(`${USAGE}.day`, [filter.from, filter.to])

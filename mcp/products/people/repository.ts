@@ -228,11 +228,15 @@ export function peopleRepository(scope: TenantScope) {
 
       /** Ticks one onboarding task; the last open task makes the person active. */
       async completeTask(rawTaskId: string, actor: string) {
-        const task = await scope.require<DbTaskRow>(TASKS, rawTaskId, 'task');
-        const person = await reload(task.person_id);
-        if (person.status !== 'onboarding') throw new AppError('conflict', `person ${person.id} is ${person.status}; only tasks of a person in onboarding can be completed`, { details: { status: person.status } });
-        if (task.status !== 'open') throw new AppError('conflict', `task ${task.id} is ${task.status}`, { details: { status: task.status } });
+        const found = await scope.require<DbTaskRow>(TASKS, rawTaskId, 'task');
         const now = Date.now();
+        // The person's row first, guarded by their status: completions of one person's tasks then run
+        // one after another, so each numbers the history after the last and sees which tasks are still open.
+        const locked = await scope.from(PROFILES).where(`${PROFILES}.id`, found.person_id).where('status', 'onboarding').update({ updated_at: now });
+        const person = await reload(found.person_id);
+        if (locked !== 1) throw new AppError('conflict', `person ${person.id} is ${person.status}; only tasks of a person in onboarding can be completed`, { details: { status: person.status } });
+        const task = (await scope.from<DbTaskRow>(TASKS).where(`${TASKS}.id`, found.id).first())!;
+        if (task.status !== 'open') throw new AppError('conflict', `task ${task.id} is ${task.status}`, { details: { status: task.status } });
         const updated = await scope.from(TASKS).where(`${TASKS}.id`, task.id).where('status', 'open').update({ status: 'done', completed_at: now, completed_by: actor });
         if (updated !== 1) throw new AppError('conflict', `task ${task.id} changed while this call ran; read it again`);
         await record(person.id, 'onboarding_task_completed', { task_id: task.id, title: task.title, owner: task.owner }, actor, now);

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
 import { DAY_MS } from '../../common.js';
-import type { MidasRepository } from '../repository.js';
+import { MAX_USAGE_DAYS, type MidasRepository } from '../repository.js';
 
 export default definePrompt({
   name: 'midas.usage_report',
@@ -9,9 +9,13 @@ export default definePrompt({
   description:
     "A usage report of the organization's public API over the last N days (default 30): totals, the busiest endpoints, error rates and latency, and deprecated endpoints still being called.",
   scope: 'midas.api.read',
-  args: { days: z.string().regex(/^\d{1,3}$/, 'must be a whole number of days').optional().describe('How many days back, 1-366 (default 30).') },
+  args: {
+    days: z.string().regex(/^\d{1,3}$/, 'must be a whole number of days')
+      .refine((value) => Number(value) >= 1 && Number(value) <= MAX_USAGE_DAYS, `must be 1-${MAX_USAGE_DAYS} days`)
+      .optional().describe(`How many days back, 1-${MAX_USAGE_DAYS} (default 30).`),
+  },
   get: async ({ days }, { repos, tenant }: ToolContext<MidasRepository>) => {
-    const span = Math.min(366, Math.max(1, Number(days ?? 30)));
+    const span = Number(days ?? 30);
     const to = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const usage = await repos.usage.between({ from: to - (span - 1) * DAY_MS, to });
     const deprecated = new Set((await repos.endpoints.list({ status: 'deprecated', limit: 100 })).items.map((e) => e.id));

@@ -19,6 +19,7 @@ export default defineTool({
   handler: ({ endpoint_id, from, to }, { repos }: ToolContext<MidasRepository>) => {
     const last = to ? dateToMs(to)! : Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const first = from ? dateToMs(from)! : last - 29 * DAY_MS;
-    return repos.usage.between({ from: first, to: last, endpoint_id });
+    // With from alone, to is today: a range it makes too long or reversed is from's doing.
+    return repos.usage.between({ from: first, to: last, endpoint_id, field: to === undefined ? 'from' : 'to' });
   },
 });
