@@ -197,7 +197,8 @@ function answerUnparsable(error: Error & { code?: string }, socket: Duplex, log:
 }
 
 /** One JSON log line and one histogram observation per request. */
-function observe({ log, metrics, db }: PorticoContext) {
+function observe({ config, log, metrics, db }: PorticoContext) {
+  const families = routeFamilies(config);
   const requests = metrics.histogram('portico_http_request_duration_seconds', 'HTTP requests by route and status');
   metrics.gauge('portico_db_pool_connections', 'Database pool connections by state', () => {
     const stats = poolStats(db);
@@ -213,7 +214,7 @@ function observe({ log, metrics, db }: PorticoContext) {
       await next();
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = ctx.state.route ?? routeFamily(ctx.path);
+      const route = ctx.state.route ?? routeFamily(ctx.path, families);
       requests.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
       log.info('request', {
         request_id: ctx.state.requestId, method: ctx.method, path: ctx.path, route, status: ctx.status,
@@ -223,10 +224,19 @@ function observe({ log, metrics, db }: PorticoContext) {
   };
 }
 
-/** Bounded label values for routes nobody named: the first path segment only. */
-function routeFamily(path: string): string {
-  const first = path.split('/')[1] ?? '';
-  return /^[a-z.-]{1,32}$/.test(first) ? `/${first}` : '/other';
+/**
+ * Bounded label values for routes nobody named: the first path segment, when it is one Portico
+ * serves (the OAuth endpoints, the well-known documents, the MCP and API paths' first segments);
+ * anything else is `/other`, so a path a caller made up adds no series to /metrics.
+ */
+function routeFamily(path: string, families: ReadonlySet<string>): string {
+  const first = `/${path.split('/')[1] ?? ''}`;
+  return families.has(first) ? first : '/other';
+}
+
+function routeFamilies(config: Config): Set<string> {
+  const firstOf = (url: string) => `/${new URL(url).pathname.split('/')[1] ?? ''}`;
+  return new Set(['/oauth', '/.well-known', firstOf(config.mcpUrl), firstOf(config.apiUrl)].filter((family) => family !== '/'));
 }
 
 type Phase = 'starting' | 'serving';

@@ -7,10 +7,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import Router, { type RouterContext } from '@koa/router';
 import type Koa from 'koa';
 import type Provider from 'oidc-provider';
-import type { InteractionResults } from 'oidc-provider';
+import { errors, type InteractionResults } from 'oidc-provider';
 import type { PorticoContext } from '../app.js';
 import { authenticate, findUserById, lockTenant, membershipIn, membershipsOf, type Membership } from '../db/accounts.js';
 import { appendAudit } from '../db/audit.js';
+import { translateDbError } from '../db/errors.js';
 import { createConnection } from '../db/grant_store.js';
 import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
 import { readForm, type PorticoState } from '../shared/http.js';
@@ -45,7 +46,10 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     let details: Details;
     try {
       details = (await provider.interactionDetails(ctx.req, ctx.res)) as unknown as Details;
-    } catch {
+    } catch (thrown) {
+      // The provider's own refusals (no cookie, no such interaction or session) are the person's
+      // expired request; anything else (a database that does not answer) is a failure of ours.
+      if (!(thrown instanceof errors.OIDCProviderError)) throw translateDbError(thrown);
       throw new AppError('not_found', 'This sign-in request is unknown or has expired. Start again from your application.');
     }
     if (details.uid !== ctx.params.uid) throw new AppError('not_found', 'This sign-in request is unknown or has expired. Start again from your application.');

@@ -52,7 +52,7 @@ export interface DbAuditRow {
   hash: string;
 }
 
-const SECRET_KEY = /pass(word)?|secret|token|authorization|api[_-]?key|credential/i;
+const SECRET_KEY = /pass(word)?|pwd|secret|token|authorization|bearer|jwt|api[_-]?key|(private|signing|ssh|access)[_-]?key|cookies?$|verifier|credential/i;
 const MAX_REDACTED_STRING = 200;
 
 /** Arguments as stored: secrets masked, long strings cut. The digest covers the full arguments. */

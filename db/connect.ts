@@ -32,6 +32,8 @@ export function connectDatabase(config: DatabaseConfig): Db {
       searchPath: config.schema ? [config.schema] : undefined,
       pool: { min: 0, max: 10, afterCreate: limitWaits(config.idleInTransactionTimeoutMs ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, lockTimeoutMs) },
       acquireConnectionTimeout: 10_000,
+      // A failed statement's error names its SQL, not its values: they reach the log (session ids, arguments).
+      compileSqlOnError: false,
       log: KNEX_LOG,
     });
     const named = config.preparedStatements !== false;
@@ -133,6 +135,7 @@ function sqlite(filename: string, min: number, max: number, pragmas: string[], r
     useNullAsDefault: true,
     pool: { min, max },
     acquireConnectionTimeout: 10_000,
+    compileSqlOnError: false,
     log: KNEX_LOG,
   });
 }

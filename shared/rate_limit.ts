@@ -4,7 +4,7 @@
  * registration floods and password guessing without a database write per request.
  */
 export class WindowLimiter {
-  private readonly windows = new Map<string, { start: number; count: number }>();
+  private readonly windows = new Map<string, { start: number; count: number; noted?: boolean }>();
 
   constructor(private readonly limit: number, private readonly windowMs: number) {}
 
@@ -21,9 +21,16 @@ export class WindowLimiter {
     return Math.max(1, Math.ceil((window.start + this.windowMs - now) / 1000));
   }
 
-  /** Whether the last hit on `key` was the first one refused in its window. */
+  /**
+   * Whether a refusal of `key` is the first one noted in its window (then marks it noted): the
+   * caller notes only the refusals it records, so the first recorded one need not be the first hit
+   * refused.
+   */
   firstRefused(key: string): boolean {
-    return this.windows.get(key)?.count === this.limit + 1;
+    const window = this.windows.get(key);
+    if (!window || window.count <= this.limit || window.noted) return false;
+    window.noted = true;
+    return true;
   }
 
   private sweep(now: number): void {

@@ -367,13 +367,31 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   const whole = Object.values(filters).every((v) => v === undefined);
   const pages = whole ? chainPages(context.db, tenantId) : auditPages(context.db, query.filter);
   const stamp = new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-');
+  // Who asked for a copy of the organization's records, and when, is recorded in them, as a
+  // revocation is: before the records are read, so a whole chain's export holds its own record.
+  // Where the chain ended then is what `audit verify --file … --checkpoint <it>` checks a file against.
+  await appendAudit(context.db, {
+    tenantId, userId: viewer.userId, product: 'console', kind: 'auth', name: 'audit.export', args: { format, whole, ...rest }, outcome: 'ok', requestId: viewer.requestId,
+  });
+  const head = whole ? await chainHead(context.db, tenantId) : undefined;
+  // The first chunk is read before the answer begins: a log that cannot be read is a 500 with
+  // Portico's error body, logged with its request id, not a connection cut without an answer.
+  const chunks = exportChunks(pages, format as ExportFormat);
+  const first = await chunks.next();
   ctx.type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
   ctx.set('Content-Disposition', `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`);
   ctx.set('X-Audit-Export', whole ? 'chain' : 'selection');
-  // Where the chain ended as the export began: `audit verify --file … --checkpoint <it>` tells a file cut short.
-  const head = whole ? await chainHead(context.db, tenantId) : undefined;
   if (head?.seq) ctx.set('X-Audit-Chain-Head', formatCheckpoint(head));
-  ctx.body = Readable.from(exportChunks(pages, format as ExportFormat));
+  const body = Readable.from(first.done ? [] : (async function* () {
+    yield first.value;
+    yield* chunks;
+  })());
+  // After the head is sent the connection can only be cut: the log keeps what happened (a client
+  // that went away is not a failure of ours).
+  body.once('error', (err: Error & { code?: string }) => {
+    if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') context.log.error('audit export failed', { request_id: ctx.state.requestId, err });
+  });
+  ctx.body = body;
 }
 
 /** A true/false query parameter; absent is false, anything else than those two words is refused. */

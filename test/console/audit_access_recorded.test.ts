@@ -1,0 +1,37 @@
+/**
+ * Taking a copy of the audit log (an export) is an action a customer's own auditors look for in the
+ * log, as a revocation is: who took the organization's records, which ones, and when. Each export
+ * is recorded once in the organization's log, naming the person and the request, before the records
+ * are read, so a whole chain's export holds its own record.
+ */
+import test from 'ava';
+import { databasesUnderTest } from '../helpers/db.js';
+import { signIn, startConsole } from './setup.js';
+
+type Json = any;
+
+for (const kind of databasesUnderTest()) {
+  test(`an audit export through the API or the page is recorded in the log, in the export itself when it is the whole chain [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    const { db } = f.server.portico.context;
+    try {
+      const token = await f.consoleToken('acmeAdmin', 'acme');
+      const exported = await f.api('/audit/export?format=jsonl', token, { headers: { 'x-request-id': 'export-1' } });
+      t.is(exported.status, 200);
+      const lines: Json[] = (await exported.text()).trimEnd().split('\n').map((line) => JSON.parse(line));
+      t.like(lines.at(-1), { name: 'audit.export', request_id: 'export-1', user_id: f.users.acmeAdmin, product: 'console', outcome: 'ok' }, 'the whole chain ends with its own export');
+      t.deepEqual(JSON.parse(lines.at(-1).args_redacted), { format: 'jsonl', whole: true });
+
+      const member = await signIn(f, 'ann@acme.example');
+      const page = await member.request('/api/mcp/audit/export?format=csv&product=forge', { headers: { 'x-request-id': 'export-2' } });
+      t.is(page.status, 200);
+
+      const records = await db('audit_log').where({ tenant_id: f.tenants.acme, name: 'audit.export' }).orderBy('seq');
+      t.deepEqual(records.map((r: Json) => [r.request_id, r.user_id]), [['export-1', f.users.acmeAdmin], ['export-2', f.users.ann]]);
+      t.deepEqual(JSON.parse(records[1].args_redacted), { format: 'csv', whole: false, product: 'forge' }, 'the selection as asked for');
+      t.deepEqual(await db('audit_log').where({ tenant_id: f.tenants.globex, name: 'audit.export' }), [], 'recorded in the exporter\'s organization only');
+    } finally {
+      await f.close();
+    }
+  });
+}
