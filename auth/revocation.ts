@@ -15,11 +15,12 @@ export type RevocationReason = 'authorization_code_replay' | 'refresh_token_reus
 export async function revokeGrant(db: Db, events: EventBus, grantId: string, reason: RevocationReason, requestId?: string): Promise<void> {
   const revoked = await db.transaction(async (trx) => {
     const now = Date.now();
-    await revokeGrantTokens(trx, grantId, now);
+    // The connection's row before the tokens' rows, as revokeConnection (db/grant_store.ts) takes
+    // them: in the other order a console revocation at the same moment deadlocked with this one.
     const connection = await findConnectionByGrant(trx, grantId);
-    if (!connection) return undefined;
-    const changed = await trx('connections').where({ id: connection.id }).whereNull('revoked_at').update({ revoked_at: now, revoked_by: null });
-    if (!changed) return undefined;
+    const changed = connection ? await trx('connections').where({ id: connection.id }).whereNull('revoked_at').update({ revoked_at: now, revoked_by: null }) : 0;
+    await revokeGrantTokens(trx, grantId, now);
+    if (!connection || !changed) return undefined;
     await appendAudit(trx, {
       tenantId: connection.tenant_id, userId: connection.user_id, clientId: connection.client_id, connectionId: connection.id,
       product: connection.product, kind: 'auth', name: 'grant.revoke', args: { reason }, outcome: 'ok', requestId,

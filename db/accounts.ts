@@ -247,7 +247,11 @@ export async function removeMembership(db: DbOrTrx, input: { userId: string; ten
 export async function lockTenant(db: DbOrTrx, tenantId: string, mode: 'share' | 'update'): Promise<void> {
   if (dialectOf(db) === 'postgres') {
     const query = db('tenants').where({ id: tenantId }).first('id');
-    await (mode === 'share' ? query.forShare() : query.forUpdate());
+    // NO KEY UPDATE, not UPDATE: it still excludes a consent's SHARE and another change, but not the
+    // KEY SHARE every write of the tenant's calls takes through its foreign key to this row. Against
+    // FOR UPDATE, a steady stream of writes kept the row key-share locked without a gap, and the
+    // change waited until its connection was given up.
+    await (mode === 'share' ? query.forShare() : query.forNoKeyUpdate());
   } else {
     await db('tenants').where({ id: tenantId }).update({ name: db.ref('name') });
   }

@@ -464,7 +464,7 @@ interface MovedRow {
 const COUNT_USES = `with uses as materialized (select u.id, u.n, u.at from json_to_recordset(?::json) as u(id text, n int, at bigint)),
   locked as (select id from connections where id in (select id from uses) order by id collate "C" for no key update),
   used as (update connections c set last_used_at = uses.at, call_count = c.call_count + uses.n
-    from uses where c.id = uses.id and c.id in (select id from locked) returning c.id)`;
+    from uses where c.id = uses.id and c.id in (select id from locked) and c.revoked_at is null returning c.id)`;
 const WRITE_MOVED = `written as (insert into audit_log (${COLUMN_LIST}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')}
     from json_populate_recordset(null::audit_log, ?::json) as r where r.chain in (select chain from moved) returning 1)
   select (select json_agg(chain) from moved) as chains, (select count(*) from written) as n`;
@@ -509,9 +509,14 @@ function usesOf(inputs: readonly BatchedAudit[]): Use[] {
   return [...uses.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
-/** Counts the calls of `inputs` that `touch` as uses of their connections, connections in id order. */
+/**
+ * Counts the calls of `inputs` that `touch` as uses of their connections, connections in id order.
+ * A revoked connection's uses stay as they were when it was revoked: a call that ended after that
+ * (refused at its commit point, cancelled as its session closed) did not use it, and the console
+ * must not show it used after its revocation. The record itself is written all the same.
+ */
 async function countUses(sql: SqlRunner, inputs: readonly BatchedAudit[]): Promise<void> {
-  for (const { id, n, at } of usesOf(inputs)) await sql.run('update connections set last_used_at = ?, call_count = call_count + ? where id = ?', [at, n, id]);
+  for (const { id, n, at } of usesOf(inputs)) await sql.run('update connections set last_used_at = ?, call_count = call_count + ? where id = ? and revoked_at is null', [at, n, id]);
 }
 
 /** writeBatch on a transaction's plain-SQL runner (db/connect.ts writeTransaction). */

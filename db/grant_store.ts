@@ -9,7 +9,7 @@
 import { hash, randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
 import { appendAudit } from './audit.js';
-import type { DbOrTrx } from './connect.js';
+import { dialectOf, type DbOrTrx } from './connect.js';
 
 export const BEARER_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode', 'ClientCredentials', 'RegistrationAccessToken', 'InitialAccessToken', 'DeviceCode', 'BackchannelAuthenticationRequest']);
 /** Models that die with their grant. */
@@ -203,6 +203,22 @@ export async function authenticateBearer(db: DbOrTrx, token: string, resource: s
     scopes,
     expiresAt,
   };
+}
+
+/**
+ * Locks connection rows in id order (the order the audit log's batches take them in, db/audit.ts),
+ * before a transaction that revokes several of them appends its first audit record. Revoking them
+ * one after another instead held the organization's audit chain head while it waited for the next
+ * connection, which a call of that connection held while it waited for the head: a deadlock. On
+ * SQLite the transaction already holds the one write lock.
+ */
+export async function lockConnections(db: DbOrTrx, ids: readonly string[]): Promise<void> {
+  if (!ids.length || dialectOf(db) !== 'postgres') return;
+  // Code-unit order, which is `collate "C"`, across chunks too.
+  const sorted = [...ids].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  for (let i = 0; i < sorted.length; i += 1000) {
+    await db('connections').whereIn('id', sorted.slice(i, i + 1000)).orderByRaw('id collate "C"').forNoKeyUpdate().select('id');
+  }
 }
 
 /**

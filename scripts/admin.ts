@@ -12,7 +12,7 @@ import {
   addMembership, assertRole, createTenant, createUser, findUserByEmail, listTenants, listUsers, normaliseEmail, removeMembership, requireTenantBySlug,
   setMembershipRole, setPassword, setTenantSuspended, setUserDisabled, type DbTenantRow, type Role, type User,
 } from '../db/accounts.js';
-import { liveConnections, revokeConnection, type DbConnectionRow } from '../db/grant_store.js';
+import { liveConnections, lockConnections, revokeConnection, type DbConnectionRow } from '../db/grant_store.js';
 import type { PorticoEvent } from '../shared/events.js';
 import { appendAudit, chainPages, formatCheckpoint, parseCheckpoint, verifyChain, verifyStoredChain, type AuditVerification, type Head } from '../db/audit.js';
 import { exportChunks, readExport } from '../db/audit_export.js';
@@ -311,8 +311,13 @@ async function requireUser(open: () => Promise<Db>, args: string[], command: str
  */
 async function recordForPerson(trx: DbOrTrx, user: User, name: string, revokeFor?: string): Promise<DbConnectionRow[]> {
   const revoked: DbConnectionRow[] = [];
-  for (const tenantId of await logsOf(trx, user.id)) {
-    const here = tenantId && revokeFor ? await revokeAll(trx, await liveConnections(trx, tenantId, { userId: user.id }), revokeFor) : [];
+  const logs = await logsOf(trx, user.id);
+  const live = new Map<string, DbConnectionRow[]>();
+  for (const tenantId of logs) if (tenantId && revokeFor) live.set(tenantId, await liveConnections(trx, tenantId, { userId: user.id }));
+  // Every organization's connections before any audit record (lockConnections).
+  await lockConnections(trx, [...live.values()].flat().map((c) => c.id));
+  for (const tenantId of logs) {
+    const here = tenantId && revokeFor ? await revokeAll(trx, live.get(tenantId) ?? [], revokeFor) : [];
     revoked.push(...here);
     await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name, args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
   }
@@ -344,6 +349,8 @@ async function memberOptions(open: () => Promise<Db>, args: string[], command: s
 /** Revokes each connection (its tokens, its grant, an audit record), inside the caller's transaction; returns those it revoked. */
 async function revokeAll(trx: DbOrTrx, connections: DbConnectionRow[], reason: string): Promise<DbConnectionRow[]> {
   const revoked: DbConnectionRow[] = [];
+  // All of them before the first audit record: the record holds the chain head (db/grant_store.ts lockConnections).
+  await lockConnections(trx, connections.map((c) => c.id));
   for (const connection of connections) if (await revokeConnection(trx, connection, { reason })) revoked.push(connection);
   return revoked;
 }
