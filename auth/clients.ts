@@ -20,6 +20,13 @@ const MAX_CLIENT_NAME = 200;
 // tag characters), and the line and paragraph separators.
 const UNSHOWABLE_NAME = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
+/** A self-chosen client_name must read as what it is on the consent page and in the console. */
+function assertShowableName(name: unknown): void {
+  if (name !== undefined && (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || UNSHOWABLE_NAME.test(name))) {
+    throw new errors.InvalidClientMetadata(`client_name must be 1-${MAX_CLIENT_NAME} characters without control characters`);
+  }
+}
+
 /** oidc-provider's InvalidRedirectUri ignores a message and says "did not match", which is the authorize step's wording. */
 function withDescription<E extends Error>(error: E, description: string): E {
   return Object.assign(error, { error_description: description });
@@ -93,6 +100,8 @@ export function extraClientMetadata(): NonNullable<Configuration['extraClientMet
         return result;
       });
       if (classes.some((c) => c !== 'https')) metadata.application_type = 'native';
+      // A metadata document's name is shown as a self-registered client's is (checklist G6).
+      if (typeof metadata.client_id === 'string' && clientKindOf(metadata.client_id) === 'metadata_document') assertShowableName(metadata.client_name);
 
       if (ctx?.oidc?.route === 'registration') {
         // The request as sent, unknown properties included: a body streamed without Content-Length
@@ -101,10 +110,7 @@ export function extraClientMetadata(): NonNullable<Configuration['extraClientMet
         if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
           throw new errors.InvalidClientMetadata(`client metadata must be at most ${MAX_METADATA_BYTES} bytes`);
         }
-        const name = metadata.client_name;
-        if (name !== undefined && (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || UNSHOWABLE_NAME.test(name))) {
-          throw new errors.InvalidClientMetadata(`client_name must be 1-${MAX_CLIENT_NAME} characters without control characters`);
-        }
+        assertShowableName(metadata.client_name);
         // Dynamic registration is for public clients only (RFC 7591 §3.2.1 lets the server replace
         // requested values): no shared secret is ever issued to a client nobody vetted.
         metadata.token_endpoint_auth_method = 'none';

@@ -17,7 +17,7 @@ import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
 import { readForm, type PorticoState } from '../shared/http.js';
 import { claimInteraction } from './adapter.js';
 import { classifyRedirectUri, clientKindOf, redirectHostOf } from './clients.js';
-import { consentPage, errorPage, loginPage, PAGE_HEADERS, type ClientView } from './pages.js';
+import { consentPage, errorPage, loginPage, PAGE_HEADERS, returnForm, type ClientView } from './pages.js';
 import { WindowLimiter } from './rate_limit.js';
 import { OIDC_SCOPES, type ProtectedResource, type ResourceRegistry } from './resources.js';
 
@@ -117,9 +117,17 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const client = await clientView(details);
     const scopes = requestedScopes(details, resource);
     if (!memberships.length) {
-      throw new AppError('forbidden', resource.adminsOnly
-        ? `Only an administrator of an organization can connect ${resources.titleOf(resource)}: it shows the organization's whole set-up.`
-        : 'Your account does not belong to any active organization, so there is nothing to connect.');
+      // The person signed in: the application is told (access_denied, as a denial) rather than left waiting.
+      return render(ctx, 403, errorPage({
+        title: titleFor('forbidden'),
+        message: resource.adminsOnly
+          ? `Only an administrator of an organization can connect ${resources.titleOf(resource)}: it shows the organization's whole set-up.`
+          : 'Your account does not belong to any active organization, so there is nothing to connect.',
+        code: 'forbidden',
+        requestId: ctx.state.requestId,
+        detail: returnForm({ action: `/oauth/interaction/${details.uid}/consent`, csrf: csrfFor(details.uid), redirectHost: client.redirectHost }),
+        hint: 'Returning tells the application that nothing was granted.',
+      }));
     }
     render(ctx, status, consentPage({
       action: `/oauth/interaction/${details.uid}/consent`,

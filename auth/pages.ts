@@ -23,21 +23,22 @@ const STYLE = `
 body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;background:#f4f5f7;
   font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1f2328}
 main{width:100%;max-width:460px;margin:24px;background:#fff;border:1px solid #d8dee4;border-radius:12px;
-  box-shadow:0 1px 3px rgba(31,35,40,.08);padding:32px}
+  box-shadow:0 1px 3px rgba(31,35,40,.08);padding:32px;overflow-wrap:anywhere}
 .brand{display:flex;align-items:center;gap:8px;font-weight:600;color:#57606a;font-size:14px;margin-bottom:20px}
 .brand span{display:inline-block;width:22px;height:22px;border-radius:6px;background:#2f5bea}
 h1{font-size:22px;line-height:1.3;margin:0 0 8px}
 p{margin:0 0 16px;color:#424a53}
 label{display:block;font-weight:600;font-size:14px;margin:16px 0 6px}
 input[type=email],input[type=password],select{width:100%;padding:10px 12px;border:1px solid #afb8c1;border-radius:8px;font:inherit;background:#fff}
-input:focus,select:focus,button:focus{outline:3px solid #9cb7ff;outline-offset:1px}
+input:focus,select:focus,button:focus,a:focus{outline:3px solid #2f5bea;outline-offset:2px}
 .actions{display:flex;gap:12px;margin-top:24px}
 button{flex:1;padding:11px 16px;border-radius:8px;border:1px solid #afb8c1;background:#f6f8fa;font:inherit;font-weight:600;cursor:pointer;color:#1f2328}
 button.primary{background:#2f5bea;border-color:#2f5bea;color:#fff}
 a.button{display:block;text-align:center;padding:11px 16px;border-radius:8px;background:#2f5bea;color:#fff;font-weight:600;text-decoration:none;margin-top:24px}
 .client{border:1px solid #d8dee4;border-radius:8px;padding:12px 14px;margin:16px 0;background:#f6f8fa;font-size:14px}
 .client dt{color:#57606a;float:left;clear:left;width:110px}
-.client dd{margin:0 0 4px 110px;word-break:break-all}
+.client dd{margin:0 0 4px 110px}
+@media (max-width:480px){.client dt{float:none;width:auto}.client dd{margin-left:0}}
 .badge{display:inline-block;font-size:12px;font-weight:600;border-radius:999px;padding:1px 8px;margin-left:4px}
 .badge.warn{background:#fff8c5;color:#7d4e00;border:1px solid #eac54f}
 .badge.ok{background:#dafbe1;color:#116329;border:1px solid #4ac26b}
@@ -94,18 +95,21 @@ function clientSummary(client: ClientView): string {
 </dl>`;
 }
 
+/** A refused sign-in: the fields are marked and described by the message (WCAG 2.1 3.3.1). */
+const INVALID = ' aria-invalid="true" aria-describedby="sign-in-error"';
+
 export function loginPage(input: { action: string; csrf: string; client: ClientView; email?: string; error?: string }): string {
   return layout(
     'Sign in',
     `<h1>Sign in to continue</h1>
 <p><strong>${esc(input.client.name)}</strong> wants to connect to your Portico account.</p>
-${input.error ? `<div class="error" role="alert">${esc(input.error)}</div>` : ''}
+${input.error ? `<div class="error" role="alert" id="sign-in-error">${esc(input.error)}</div>` : ''}
 <form method="post" action="${esc(input.action)}">
 <input type="hidden" name="csrf" value="${esc(input.csrf)}">
 <label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${esc(input.email ?? '')}" autofocus>
+<input id="email" name="email" type="email" autocomplete="username" required value="${esc(input.email ?? '')}" autofocus${input.error ? INVALID : ''}>
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
+<input id="password" name="password" type="password" autocomplete="current-password" required${input.error ? INVALID : ''}>
 <div class="actions"><button class="primary" type="submit">Sign in</button></div>
 </form>
 ${clientSummary(input.client)}`,
@@ -174,6 +178,12 @@ export function errorPage(input: { title: string; message: string; code: string;
 <div class="error" role="alert">${esc(input.message)}</div>
 ${input.detail ?? ''}<p class="note">Error code <code>${esc(input.code)}</code>${input.requestId ? ` · request <code>${esc(input.requestId)}</code>` : ''}. ${esc(input.hint ?? 'You can close this page and start again from your application.')}</p>`,
   );
+}
+
+/** A way back to the application that denies the request (the consent form's Deny, alone). */
+export function returnForm(input: { action: string; csrf: string; redirectHost: string }): string {
+  return `<form method="post" action="${esc(input.action)}"><input type="hidden" name="csrf" value="${esc(input.csrf)}"><input type="hidden" name="decision" value="deny">` +
+    `<div class="actions"><button class="primary" type="submit">Return to ${esc(input.redirectHost)}</button></div></form>\n`;
 }
 
 /**

@@ -180,6 +180,14 @@ export async function findUserById(db: DbOrTrx, id: string): Promise<User | unde
   return db<DbUserRow>('users').where({ id }).first(...USER_COLUMNS);
 }
 
+/** E-mail addresses by user id, for the ids given (a page of audit records names its people). */
+export async function emailsOf(db: DbOrTrx, ids: readonly string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (!unique.length) return new Map();
+  const rows: Array<{ id: string; email: string }> = await db('users').whereIn('id', unique).select('id', 'email');
+  return new Map(rows.map((row) => [row.id, row.email]));
+}
+
 /** The account, unless it is disabled: what the authorization server may issue anything for. */
 export async function findEnabledUserById(db: DbOrTrx, id: string): Promise<User | undefined> {
   return db<DbUserRow>('users').where({ id }).whereNull('disabled_at').first(...USER_COLUMNS);

@@ -33,7 +33,7 @@ const STYLE = `
 header{background:#111827;color:#fff;padding:.75rem 1.5rem;display:flex;flex-wrap:wrap;gap:.75rem 1.5rem;align-items:center}header nav{display:flex;flex-wrap:wrap;gap:.25rem 1rem}
 header a{color:#d1d5db;text-decoration:none}header a[aria-current=page]{color:#fff;font-weight:600}
 header .brand{font-weight:700;color:#fff;margin-right:1rem}header form{margin-left:auto;display:flex;flex-wrap:wrap;gap:.75rem;align-items:center;color:#d1d5db;min-width:0;overflow-wrap:anywhere}
-main{max-width:1100px;margin:1.5rem auto;padding:0 1.5rem}h1{font-size:1.4rem;margin:.2rem 0 1rem}
+main{max-width:1100px;margin:1.5rem auto;padding:0 1.5rem}h1{font-size:1.4rem;margin:.2rem 0 1rem;overflow-wrap:anywhere}
 .card{background:var(--card);border:1px solid var(--line);border-radius:10px;padding:1.25rem;margin-bottom:1.25rem;overflow-x:auto}
 table{width:100%;border-collapse:collapse}th,td{text-align:left;padding:.55rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
 th{font-size:.8rem;text-transform:uppercase;letter-spacing:.03em;color:var(--muted)}
@@ -43,9 +43,9 @@ button,.button{font:inherit;border:1px solid var(--accent);background:var(--acce
 button.secondary,.button.secondary{background:#fff;color:var(--accent)}button.danger{background:var(--danger);border-color:var(--danger)}
 label{display:block;font-weight:600;margin:.6rem 0 .2rem}input,select{font:inherit;padding:.4rem .5rem;border:1px solid #c8cdd3;border-radius:6px;width:100%}
 .filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:.5rem 1rem;align-items:end}
-.narrow{max-width:380px;margin:3rem auto}.error{background:#fdecea;border:1px solid #f2b8b5;color:var(--danger);padding:.6rem .8rem;border-radius:7px}
+.narrow{max-width:380px;margin:3rem auto;overflow-wrap:anywhere}.error{background:#fdecea;border:1px solid #f2b8b5;color:var(--danger);padding:.6rem .8rem;border-radius:7px}
 ul.scopes{margin:0;padding-left:1.1rem}code{font-size:.85em;background:#f1f3f5;padding:.05rem .3rem;border-radius:4px}code.checkpoint{overflow-wrap:anywhere}
-.pager{display:flex;justify-content:flex-end;margin-top:1rem}
+.pager{display:flex;justify-content:flex-end;margin-top:1rem}td time{white-space:nowrap}
 `;
 
 export interface LayoutOptions {
@@ -71,6 +71,14 @@ export function page(options: LayoutOptions, body: Html): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(options.title)} · Portico</title><style>${STYLE}</style></head>
 <body><header><span class="brand">Portico</span>${render(nav)}</header><main>${body.value}</main></body></html>`;
+}
+
+/**
+ * A caller's text (a tool or prompt name in the audit log) as it reads: controls and format
+ * characters (bidi overrides, zero-width characters), which would reorder or hide it, as escapes.
+ */
+export function visible(text: string): string {
+  return text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
 }
 
 export function time(ms: number | null | undefined): Html {

@@ -13,7 +13,7 @@ import { AppError, isAppError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/events.js';
 import { readForm, type PorticoState } from '../../shared/http.js';
 import { WindowLimiter } from '../../shared/rate_limit.js';
-import { authenticate, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
+import { authenticate, emailsOf, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
 import { appendAudit, auditPages, chainHead, chainPages, dailyActivity, formatCheckpoint, parseCheckpoint, queryAudit, verifyStoredChain, type Head } from '../../db/audit.js';
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
 import { translateDbError } from '../../db/errors.js';
@@ -119,6 +119,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const htmlErrors = async (ctx: Context, next: Next) => {
       ctx.state.route = `${base}/pages`;
       securityHeaders(ctx);
+      // The public URL decides whether the cookies are Secure (docs/console.md): behind a TLS proxy
+      // Koa sees plain http (unless TRUST_PROXY trusts X-Forwarded-Proto) and would refuse them.
+      if (sessionOptions.secure) ctx.cookies.secure = true;
       try {
         await next();
       } catch (error) {
@@ -273,7 +276,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const viewer = viewerOf(ctx);
       const connection = await connectionFor(context.db, viewer, ctx.params.id);
       const { rows } = await queryAudit(context.db, { tenantId: viewer.tenant.id, connectionId: connection.id }, { limit: 20 });
-      render(ctx, 'Connection', pages.connectionPage(pageContext(ctx), connection, rows), 'connections');
+      const people = await emailsOf(context.db, rows.flatMap((r) => (r.user_id ? [r.user_id] : [])));
+      render(ctx, 'Connection', pages.connectionPage(pageContext(ctx), connection, rows, people), 'connections');
     });
     router.get(`${base}/connections/:id/revoke`, htmlErrors, signedIn, async (ctx) => {
       const connection = await connectionFor(context.db, viewerOf(ctx), ctx.params.id);
@@ -288,7 +292,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const viewer = viewerOf(ctx);
       const query = Object.fromEntries(Object.entries(ctx.query).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
       const { rows, next } = await auditFor(context.db, viewer, parseAuditQuery(viewer, query));
-      render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, isAdmin: viewer.role === 'admin' }), 'audit');
+      const people = await emailsOf(context.db, rows.flatMap((r) => (r.user_id ? [r.user_id] : [])));
+      render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, isAdmin: viewer.role === 'admin', people }), 'audit');
     });
     router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
     router.get(`${base}/audit/verify`, htmlErrors, signedIn, async (ctx) => {
@@ -310,6 +315,12 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     app.use(async (ctx, next) => {
       const matched = (ctx as Context & { matched?: Array<{ methods: string[] }> }).matched ?? [];
       const allowed = [...new Set(matched.flatMap((layer) => layer.methods))];
+      // A mistyped page address gets the console's error page, not the JSON of an unknown API route.
+      if (!allowed.length && (ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.path.startsWith(`${base}/`) && !/^\/v1(\/|$)/.test(ctx.path.slice(base.length))) {
+        return htmlErrors(ctx, async () => {
+          throw new AppError('not_found', 'There is no such page in the console.');
+        });
+      }
       if (!allowed.length || allowed.includes(ctx.method)) return next();
       throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`, { headers: { Allow: allowed.join(', ') } });
     });

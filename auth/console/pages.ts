@@ -2,7 +2,7 @@
 import type { ConnectionView } from '../../db/grant_store.js';
 import type { DbAuditRow } from '../../db/audit.js';
 import type { AuditVerification } from '../../db/audit.js';
-import { activityChart, html, Html, time } from './html.js';
+import { activityChart, html, Html, time, visible } from './html.js';
 
 export interface PageContext {
   base: string;
@@ -12,14 +12,16 @@ export interface PageContext {
 }
 
 export function loginPage(p: PageContext, options: { error?: string; email?: string }): Html {
+  // A refused sign-in: the fields are marked and described by the message (WCAG 2.1 3.3.1).
+  const invalid = options.error ? new Html(' aria-invalid="true" aria-describedby="sign-in-error"') : '';
   return html`<div class="narrow card">
     <h1>Sign in to the console</h1>
     <p class="muted">See and revoke the AI clients connected to your organization, and read their audit log.</p>
-    ${options.error ? html`<p class="error" role="alert">${options.error}</p>` : ''}
+    ${options.error ? html`<p class="error" role="alert" id="sign-in-error">${options.error}</p>` : ''}
     <form method="post" action="${p.base}/login">
       <input type="hidden" name="csrf" value="${p.csrf}">
-      <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}">
-      <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+      <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}"${invalid}>
+      <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required${invalid}>
       <p><button type="submit">Sign in</button></p>
     </form></div>`;
 }
@@ -65,17 +67,19 @@ export function connectionsPage(p: PageContext, connections: ConnectionView[], o
     </section>`;
 }
 
-export function auditTable(p: PageContext, rows: DbAuditRow[]): Html {
+/** `people`: e-mail addresses by user id, for the Person column. */
+export function auditTable(p: PageContext, rows: DbAuditRow[], people: ReadonlyMap<string, string>): Html {
   if (!rows.length) return html`<p>No audit records match.</p>`;
-  return html`<table><thead><tr><th>Time</th><th>Kind</th><th>Name</th><th>Product</th><th>Outcome</th><th>Duration</th><th>Connection</th></tr></thead><tbody>
-    ${rows.map((r) => html`<tr><td>${time(r.time)}</td><td>${r.kind}</td><td><code>${r.name}</code></td><td>${r.product ?? ''}</td>
+  return html`<table><thead><tr><th>Time</th><th>Kind</th><th>Name</th><th>Product</th><th>Person and client</th><th>Outcome</th><th>Duration</th><th>Connection</th></tr></thead><tbody>
+    ${rows.map((r) => html`<tr><td>${time(r.time)}</td><td>${r.kind}</td><td><code>${visible(r.name)}</code></td><td>${r.product ?? ''}</td>
+      <td>${r.user_id ? people.get(r.user_id) ?? r.user_id : ''}${r.client_id ? html`<br><code>${r.client_id}</code>` : ''}</td>
       <td><span class="badge ${r.outcome === 'ok' ? 'ok' : r.outcome === 'confirmation_required' ? 'warn' : 'bad'}">${r.outcome}</span></td>
       <td>${r.duration_ms === null ? '' : `${r.duration_ms} ms`}</td>
       <td>${r.connection_id ? html`<a href="${p.base}/connections/${r.connection_id}">${r.connection_id.slice(0, 8)}</a>` : ''}</td></tr>`)}
     </tbody></table>`;
 }
 
-export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAuditRow[]): Html {
+export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAuditRow[], people: ReadonlyMap<string, string>): Html {
   return html`
     <p><a href="${p.base}/connections">← Connections</a></p>
     <h1>${c.client_name ?? 'Unnamed client'} → ${p.productTitle(c.product)}</h1>
@@ -90,7 +94,7 @@ export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAudi
     </tbody></table>
     ${c.revoked_at ? '' : html`<p><a class="button" href="${p.base}/connections/${c.id}/revoke">Revoke…</a></p>`}
     </section>
-    <section class="card"><h2 style="margin-top:0;font-size:1.05rem">Recent activity</h2>${auditTable(p, recent)}
+    <section class="card"><h2 style="margin-top:0;font-size:1.05rem">Recent activity</h2>${auditTable(p, recent, people)}
       <p><a href="${p.base}/audit?connection=${c.id}">Full audit log of this connection</a></p></section>`;
 }
 
@@ -107,7 +111,7 @@ export function revokePage(p: PageContext, c: ConnectionView): Html {
     </form></div>`;
 }
 
-export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: Record<string, string>; next?: string; isAdmin: boolean }): Html {
+export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: Record<string, string>; next?: string; isAdmin: boolean; people: ReadonlyMap<string, string> }): Html {
   const q = options.query;
   const nextLink = options.next ? `${p.base}/audit?${new URLSearchParams({ ...q, cursor: options.next })}` : undefined;
   const exportQuery = new URLSearchParams(Object.entries(q).filter(([k]) => k !== 'cursor'));
@@ -123,7 +127,7 @@ export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: 
       <div><label for="f-to">To</label><input id="f-to" name="to" type="date" value="${q.to ?? ''}"></div>
       <div><button type="submit">Filter</button> <a href="${p.base}/audit">Clear</a></div>
     </form>
-    <section class="card">${auditTable(p, rows)}
+    <section class="card">${auditTable(p, rows, options.people)}
       <div class="pager">${nextLink ? html`<a class="button secondary" href="${nextLink}">Older records →</a>` : ''}</div>
       <p class="muted">Export: <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=jsonl">JSON Lines</a> ·
         <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=csv">CSV</a>

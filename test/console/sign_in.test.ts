@@ -22,7 +22,7 @@ for (const kind of databasesUnderTest()) {
       t.is(eleventh.location, null);
       const retryAfter = Number(eleventh.headers.get('retry-after'));
       t.true(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
-      t.regex(eleventh.text, new RegExp(`<p class="error" role="alert">Too many sign-in attempts\\. Wait ${retryAfter} seconds and try again\\.</p>`));
+      t.regex(eleventh.text, new RegExp(`<p class="error" role="alert" id="sign-in-error">Too many sign-in attempts\\. Wait ${retryAfter} seconds and try again\\.</p>`));
       t.regex(eleventh.text, /<button type="submit">Sign in<\/button>/, 'the sign-in page, with its form');
       t.is((await browser.request('/api/mcp/connections')).location, '/api/mcp/login', 'no session was started');
 

@@ -1,0 +1,27 @@
+/**
+ * A mistyped console address (a person's bookmark, a link cut short) answers 404 with the console's
+ * HTML error page, which says what happened and leads back to the console, as every other console
+ * page error does (docs/console.md "Error pages"); the JSON API's unknown routes stay JSON.
+ */
+import test from 'ava';
+import { databasesUnderTest } from '../helpers/db.js';
+import { signIn, startConsole } from './setup.js';
+
+for (const kind of databasesUnderTest()) {
+  test(`an unknown console page answers 404 with the console's HTML error page; the API stays JSON [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    t.teardown(() => f.close());
+    const browser = await signIn(f, 'admin@acme.example');
+    for (const path of ['/api/mcp/conections', '/api/mcp/connections/abc/revok', '/api/mcp/audit/exports']) {
+      const page = await browser.request(path, { headers: { accept: 'text/html' } });
+      t.is(page.status, 404, path);
+      t.regex(page.headers.get('content-type') ?? '', /^text\/html/, `${path}: ${page.text.slice(0, 120)}`);
+      t.regex(page.text, /Error code <code>not_found<\/code>/, path);
+      t.regex(page.text, /Back to the console/, path);
+      t.regex(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, path);
+    }
+    const api = await f.api('/nothing-here', await f.consoleToken('acmeAdmin', 'acme'));
+    t.is(api.status, 404);
+    t.is(((await api.json()) as { error?: { code?: string } }).error?.code, 'not_found');
+  });
+}
