@@ -81,6 +81,13 @@ export function authMount(options: AuthMountOptions): Mount {
       })());
     });
     provider.on('server_error', (ctx: { state?: Partial<PorticoState> }, err: unknown) => log.error('oauth server error', { request_id: requestIdOf(ctx), err }));
+    // A registration body streamed without Content-Length past oidc-provider's own read cap fails
+    // its parse ("failed to parse the request body", 400): noted, so registrationGuard answers it
+    // as the oversized body it is (413), like any other (docs/auth.md, "registration abuse").
+    const overRead = new WeakSet<object>();
+    provider.on('registration_create.error', (ctx: object, error: { cause?: unknown }) => {
+      if (error.cause instanceof Error && error.cause.message === 'request entity too large') overRead.add(ctx);
+    });
 
     provider.use(async (ctx, next) => {
       await next();
@@ -105,7 +112,7 @@ export function authMount(options: AuthMountOptions): Mount {
     });
 
     const dispatch = compose(provider.middleware as Koa.Middleware[]);
-    app.use(registrationGuard(context, options.registrationsPerMinute ?? 20));
+    app.use(registrationGuard(context, options.registrationsPerMinute ?? 20, (ctx) => overRead.has(ctx)));
     app.use(methodGuard);
     app.use(formBodyGuard);
     app.use(interactionRoutes(provider, context, resources));
@@ -151,7 +158,7 @@ export function authMount(options: AuthMountOptions): Mount {
  * browser-based clients (oidc-provider has none on this route, notes §5.9), a per-IP rate limit
  * and a body cap (checklist H1). Answers use the OAuth error shape of the endpoint (RFC 7591 §3.2.2).
  */
-function registrationGuard(context: PorticoContext, perMinute: number): Koa.Middleware<PorticoState> {
+function registrationGuard(context: PorticoContext, perMinute: number, overRead: (ctx: object) => boolean): Koa.Middleware<PorticoState> {
   const limiter = new WindowLimiter(perMinute, 60_000);
   return async (ctx, next) => {
     if (ctx.path !== ROUTES.registration && !ctx.path.startsWith(`${ROUTES.registration}/`)) return next();
@@ -175,15 +182,16 @@ function registrationGuard(context: PorticoContext, perMinute: number): Koa.Midd
       ctx.body = { error: 'rate_limited', error_description: `too many registrations from this address; retry in ${retryAfter} s`, request_id: ctx.state.requestId };
       return;
     }
-    const declared = Number(ctx.get('content-length') || 0);
-    if (declared > MAX_METADATA_BYTES) {
+    const tooLarge = () => {
       ctx.status = 413;
       ctx.set('Cache-Control', 'no-store');
       ctx.set('Connection', 'close');
       ctx.body = { error: 'payload_too_large', error_description: `client metadata must be at most ${MAX_METADATA_BYTES} bytes`, request_id: ctx.state.requestId };
-      return;
-    }
-    return next();
+    };
+    const declared = Number(ctx.get('content-length') || 0);
+    if (declared > MAX_METADATA_BYTES) return tooLarge();
+    await next();
+    if (overRead(ctx)) tooLarge();
   };
 }
 

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connectDatabase } from '../db/connect.js';
-import { migrateLatest } from '../db/migrate.js';
+import { exclusively, migrateLatest } from '../db/migrate.js';
 
 const USAGE = `usage: npm run migrate
 
@@ -27,7 +27,8 @@ try {
   const config = loadConfig();
   const db = connectDatabase(config.database);
   try {
-    const applied = await migrateLatest(db);
+    // In turn with instances starting on the same PostgreSQL, as npm run admin (db/migrate.ts exclusively).
+    const applied = await exclusively(db, () => migrateLatest(db));
     console.log(applied.length ? `applied: ${applied.join(', ')}` : 'already up to date');
   } finally {
     await db.destroy();
