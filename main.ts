@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from './shared/config.js';
 import { bufferedStdout, createLogger } from './shared/log.js';
 import { DRAIN_MS, startPortico } from './app.js';
 import { defaultMounts, defaultSeeders } from './mounts.js';
+import { SchemaAheadError } from './db/migrate.js';
 
 let config: Config;
 try {
@@ -28,6 +29,7 @@ const LISTEN_PROBLEMS: Record<string, string> = {
 const portico = await startPortico(config, { log, mounts: defaultMounts(), seeders: defaultSeeders() }).catch((error: unknown) => {
   const problem = LISTEN_PROBLEMS[(error as { code?: string }).code ?? ''];
   if (problem && (error as { listening?: boolean }).listening === true) log.error(`start failed: cannot listen on ${config.host}:${config.port}: ${problem}`);
+  else if (error instanceof SchemaAheadError) log.error(`start failed: ${error.message}`);
   else log.error('start failed', { err: error });
   process.exit(1);
 });

@@ -104,10 +104,13 @@ export async function createUser(db: DbOrTrx, input: { email: string; password: 
   const email = normaliseEmail(input.email);
   if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an e-mail address`);
   assertPassword(input.password);
+  // The column holds 200 characters (PostgreSQL refuses more; SQLite would store them).
+  const displayName = input.displayName?.trim() || null;
+  if (displayName && displayName.length > 200) throw new AppError('invalid_request', 'display name must be at most 200 characters');
   const row: DbUserRow = {
     id: randomUUID(),
     email,
-    display_name: input.displayName?.trim() || null,
+    display_name: displayName,
     password_hash: await hashPassword(input.password),
     created_at: Date.now(),
     last_login_at: null,

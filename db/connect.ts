@@ -149,6 +149,9 @@ const KNEX_LOG = (() => {
   const line = (message: unknown) => {
     const text = String(message);
     if (/^(Acquire connection error|Connection Error)/.test(text)) return;
+    // A failed migration is the error of migrateLatest, which its caller reports: knex's copies name
+    // the failed SQL, and its advice (`knex migrate:unlock`) is a command Portico does not have.
+    if (/^(Can't take lock to run migrations|If you are sure migrations are not running|migration failed with error)/.test(text)) return;
     process.stderr.write(`knex: ${text.split('\n')[0]}\n`);
   };
   return { warn: line, error: line, deprecate: line, debug: () => undefined };

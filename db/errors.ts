@@ -59,3 +59,31 @@ export function translateDbError(error: unknown, what: { conflict?: string; miss
   if (isCancelledStatement(error)) return statementTimedOut(error);
   return new AppError('internal', 'internal error', { cause: error });
 }
+
+/**
+ * A database failure in an operator's words, for the CLIs (which have no log to keep the cause
+ * in): what went wrong and the driver's code, never its message, which knex prefixes with the
+ * failed statement's SQL. Undefined for an error that is not the database's.
+ */
+export function describeDatabaseFailure(error: unknown): string | undefined {
+  const cause = isAppError(error) && error.cause !== undefined ? error.cause : error;
+  const code = (cause as DriverError)?.code;
+  if (typeof code !== 'string' || !/^([0-9A-Z]{5}|SQLITE_[A-Z_]+)$/.test(code)) return undefined;
+  const problem = DATABASE_PROBLEMS.find(([pattern]) => pattern.test(code))?.[1] ?? 'the database refused the command';
+  return `${problem} (${code})`;
+}
+
+const DATABASE_PROBLEMS: Array<[RegExp, string]> = [
+  [/^42501$/, 'the database user of DATABASE_URL is not allowed to do this'],
+  [/^(25006|SQLITE_READONLY.*)$/, 'the database is read-only'],
+  [/^3D000$/, 'the database named in DATABASE_URL does not exist'],
+  [/^(28000|28P01)$/, 'the database refused the user or password of DATABASE_URL'],
+  [/^SQLITE_NOTADB$/, 'the file of DATABASE_URL is not a SQLite database'],
+  [/^SQLITE_CANTOPEN$/, 'the SQLite file of DATABASE_URL cannot be opened'],
+  [/^(SQLITE_CORRUPT.*|XX001|XX002)$/, 'the database is damaged'],
+  [/^(SQLITE_FULL|53100)$/, 'the disk of the database is full'],
+  [/^(SQLITE_(BUSY|LOCKED).*|55P03)$/, 'the database is locked by another process; try again'],
+  [/^(08...|57P0.|53300)$/, 'the database is unavailable; try again'],
+  [/^22001$/, 'a value is longer than the database allows'],
+  [/^22021$/, 'a value holds a character the database refuses'],
+];

@@ -64,10 +64,38 @@ const source: Knex.MigrationSource<[string, Migration]> = {
   getMigration: async ([, migration]) => migration,
 };
 
-/** Applies every pending migration; returns the names applied. */
+/**
+ * The database was migrated by a later Portico than this one (a deployment rolled back, an older
+ * instance restarted): knex would call that a "corrupt migration directory". Nothing is applied.
+ */
+export class SchemaAheadError extends Error {
+  constructor(readonly unknown: string[]) {
+    super(
+      `the database was migrated by a newer version of Portico (migrations unknown to this one: ${unknown.join(', ')}); `
+      + 'run that version or a later one, or restore a backup taken before the upgrade',
+    );
+    this.name = 'SchemaAheadError';
+  }
+}
+
+/** Applies every pending migration; returns the names applied. Refuses a database migrated by a newer Portico (SchemaAheadError). */
 export async function migrateLatest(db: Db): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
-  return applied;
+  if (await db.schema.hasTable('knex_migrations')) {
+    const known = new Set(MIGRATIONS.map(([name]) => name));
+    const unknown = (await db('knex_migrations').orderBy('id').select('name')).map((row: { name: string }) => row.name).filter((name) => !known.has(name));
+    if (unknown.length) throw new SchemaAheadError(unknown);
+  }
+  try {
+    const [, applied] = (await db.migrate.latest({ migrationSource: source })) as [number, string[]];
+    return applied;
+  } catch (error) {
+    // knex keeps only the text of why its lock failed, the failed SQL statement first.
+    if ((error as Error).name !== 'MigrationLocked') throw error;
+    const held = /already locked/.test((error as Error).message);
+    throw new Error(held
+      ? 'another process is migrating this database (knex_migrations_lock is set); try again once it has finished'
+      : 'the database refused the migration lock (knex_migrations_lock): it is read-only, or the user of DATABASE_URL may not write to it', { cause: error });
+  }
 }
 
 /**

@@ -21,6 +21,7 @@ import { channelFor } from '../db/notify.js';
 import { appendEvents, eventsFileOf } from '../db/sqlite_events.js';
 import { loadOrCreateSecret } from '../db/secrets.js';
 import { dialectOf } from '../db/connect.js';
+import { describeDatabaseFailure } from '../db/errors.js';
 import { PRODUCTS } from '../mcp/products/index.js';
 import { randomBytes } from 'node:crypto';
 
@@ -399,7 +400,7 @@ function instanceNotifier(open: () => Promise<Db>, database: DatabaseConfig, war
         }
       }
     } catch (error) {
-      warn(`warning: the change is made, but running servers could not be told at once (${error instanceof Error ? error.message : String(error)}); they will notice it within a few seconds`);
+      warn(`warning: the change is made, but running servers could not be told at once (${describeDatabaseFailure(error) ?? (error instanceof Error ? error.message : String(error))}); they will notice it within a few seconds`);
     }
   };
 }
@@ -467,7 +468,10 @@ function failure(error: unknown, usage: string): { code: number; lines: string[]
   if (error instanceof ConfigError) return { code: EXIT.usage, lines: [`error: invalid configuration: ${error.message}`] };
   if (error instanceof UsageError || isParseArgsError(error)) return { code: EXIT.usage, lines: [`error: ${error.message}`, `usage: npm run admin -- ${usage}`] };
   if (error instanceof ChainBroken) return { code: EXIT.chainBroken, lines: [`audit chain ${error.message}`] };
-  const message = error instanceof Error ? error.message : String(error);
+  // Portico's own messages as they are; a database failure (or an `internal` one caused by it) in
+  // Portico's words, never the driver's text, which names the failed SQL statement.
+  const own = isAppError(error) && error.code !== 'internal';
+  const message = (own ? undefined : describeDatabaseFailure(error)) ?? (error instanceof Error ? error.message : String(error));
   return { code: isAppError(error) && error.code === 'not_found' ? EXIT.notFound : EXIT.failed, lines: [`error: ${message}`] };
 }
 

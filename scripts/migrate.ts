@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connectDatabase } from '../db/connect.js';
 import { exclusively, migrateLatest } from '../db/migrate.js';
+import { describeDatabaseFailure } from '../db/errors.js';
 
 const USAGE = `usage: npm run migrate
 
@@ -35,6 +36,6 @@ try {
   }
 } catch (error) {
   // As the server and the other CLIs: 2 for a configuration error, 1 for a failure (docs/errors.md).
-  console.error(error instanceof ConfigError ? `error: invalid configuration: ${error.message}` : `error: migration failed: ${(error as Error).message}`);
+  console.error(error instanceof ConfigError ? `error: invalid configuration: ${error.message}` : `error: migration failed: ${describeDatabaseFailure(error) ?? (error as Error).message}`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 }

@@ -166,7 +166,8 @@ function baseUrl(env: Env, name: string, fallback: string): string {
     throw new ConfigError(name, `not a valid URL: ${JSON.stringify(raw)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(name, 'must be an http or https URL');
-  if (url.search || url.hash || url.username || url.password) {
+  // `search` and `hash` are empty for a bare `?` or `#`, which href keeps: any `?` or `#` there is one.
+  if (/[?#]/.test(url.href) || url.username || url.password) {
     throw new ConfigError(name, 'must not carry a query, fragment or credentials');
   }
   return url.href.replace(/\/+$/, '');
@@ -236,6 +237,8 @@ function demoPassword(env: Env): string | undefined {
   const raw = env.DEMO_PASSWORD;
   if (raw === undefined || raw === '') return undefined;
   if (raw.length < 8) throw new ConfigError('DEMO_PASSWORD', 'must be at least 8 characters');
+  // Every demo account's password: the password rule's limit (db/accounts.ts), checked before anything starts.
+  if (raw.length > 1024) throw new ConfigError('DEMO_PASSWORD', 'must be at most 1024 characters');
   return raw;
 }
 
