@@ -19,6 +19,12 @@ export function isForeignKeyViolation(error: unknown): boolean {
     (e?.code === 'SQLITE_CONSTRAINT' && /FOREIGN KEY/.test(e.message ?? ''));
 }
 
+/** PostgreSQL broke a deadlock (40P01) or a serialization failure (40001) by ending this transaction: another writer won. */
+export function isWriteClash(error: unknown): boolean {
+  const code = (error as DriverError)?.code;
+  return code === '40P01' || code === '40001';
+}
+
 /** PostgreSQL cancelled the statement: its statement_timeout (the read pipe's DATABASE_READ_TIMEOUT_MS) or a cancel request. */
 export function isCancelledStatement(error: unknown): boolean {
   return (error as DriverError)?.code === '57014';
@@ -55,6 +61,7 @@ export function translateDbError(error: unknown, what: { conflict?: string; miss
   if (isAppError(error)) return error;
   if (isUniqueViolation(error)) return new AppError('conflict', what.conflict ?? 'already exists', { cause: error });
   if (isForeignKeyViolation(error)) return new AppError('not_found', what.missing ?? 'a referenced record does not exist', { cause: error });
+  if (isWriteClash(error)) return new AppError('conflict', 'another call changed the same records at the same time; nothing was changed, try again', { cause: error });
   if (isUnavailable(error)) return new AppError('unavailable', 'the database is unavailable, try again', { cause: error });
   if (isCancelledStatement(error)) return statementTimedOut(error);
   return new AppError('internal', 'internal error', { cause: error });

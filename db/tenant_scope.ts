@@ -113,6 +113,18 @@ export class TenantScope {
     return row as Row;
   }
 
+  /**
+   * Locks one row of this tenant until the transaction ends, against every other writer, including
+   * one inserting a row that references it, and returns it as it is now (undefined when it is gone).
+   * PostgreSQL: FOR UPDATE, which waits for such an insert (it holds FOR KEY SHARE) or a change to
+   * commit, so what the caller reads next is what it will change; SQLite: the one writer holds the
+   * whole database already.
+   */
+  async lock<Row extends object = any>(table: string, id: string): Promise<Row | undefined> {
+    const query = this.from<Row>(table).where(`${table}.id`, id).first();
+    return (await (dialectOf(this.db) === 'postgres' ? query.forUpdate() : query)) as Row | undefined;
+  }
+
   async update(table: string, id: string, patch: Record<string, unknown>): Promise<number> {
     return this.from(table).where(`${table}.id`, id).update(patch);
   }

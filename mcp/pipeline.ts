@@ -30,7 +30,7 @@ import { compilePromptArgs, compileTool, parseArguments, type CompiledTool } fro
 import { PrincipalCache } from './principal_cache.js';
 import { findTokenOwner } from './token_owner.js';
 import { Cancellation, Deadlines } from './cancellation.js';
-import { isCancelledStatement, isUnavailable, statementTimedOut } from '../db/errors.js';
+import { isCancelledStatement, isUnavailable, statementTimedOut, translateDbError } from '../db/errors.js';
 
 export interface PipelineDeps {
   db: Db;
@@ -505,9 +505,11 @@ export class Pipeline {
   private async failed(thrown: unknown, principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, started: number, requestId: string): Promise<AppError> {
     // A lost or locked database is `unavailable` (503, retryable; docs/errors.md), not an internal
     // error; a read PostgreSQL cancelled for running too long (DATABASE_READ_TIMEOUT_MS) is a time-out.
+    // A constraint a handler did not expect is a call racing another on the same records (a message
+    // added to a conversation deleted meanwhile, two numbers taken at once): a domain error, not `internal`.
     const error = isUnavailable(thrown) ? unavailable(thrown)
       : isCancelledStatement(thrown) ? statementTimedOut(thrown)
-      : toAppError(thrown);
+      : translateDbError(thrown, RACED);
     if (error.status >= 500) this.deps.log.error('mcp call failed', { request_id: requestId, product: productId, kind, name, err: thrown });
     const duration = performance.now() - started;
     try {
@@ -536,6 +538,12 @@ export class Pipeline {
 export function isReadOnly(tool: Pick<ToolDefinition<any, any>, 'scope' | 'destructive'>): boolean {
   return !tool.destructive && tool.scope.endsWith('.read');
 }
+
+/** What a constraint violation that no handler translated means to the caller (Pipeline.failed). */
+const RACED = {
+  missing: 'a record this call refers to was deleted by another call at the same time; nothing was changed',
+  conflict: 'another call changed the same records at the same time; nothing was changed, read them again and retry',
+};
 
 function unavailable(cause: unknown): AppError {
   return new AppError('unavailable', 'the database is unavailable; nothing was changed, try again', { cause });

@@ -173,7 +173,8 @@ export function aegisRepository(scope: TenantScope) {
     async delete(rawId: string) {
       const row = await scope.require<DbScanRow>('aegis_scans', rawId, 'scan');
       const findings = await scope.from('aegis_findings').where('scan_id', row.id).delete();
-      await scope.delete('aegis_scans', row.id);
+      // Deleted by a call that ran at the same time: this one deleted nothing, as it would a moment later.
+      if (!(await scope.delete('aegis_scans', row.id))) throw new AppError('not_found', `no scan with id ${row.id}`);
       return { deleted: true, id: row.id, started_at: iso(row.started_at), findings_deleted: findings };
     },
 

@@ -409,7 +409,10 @@ export function cavalierRepository(scope: TenantScope) {
 
     /** Accepted quotes are commercial commitments and are kept; anything else may be deleted. */
     async delete(rawId: string) {
-      const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
+      const found = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
+      // Locked first and read as it is now: a decision recorded meanwhile is seen, and an accepted quote kept.
+      const row = await scope.lock<DbQuoteRow>('cavalier_quotes', found.id);
+      if (!row) throw new AppError('not_found', `no quote with id ${found.id}`);
       if (row.status === 'accepted') {
         throw new AppError('conflict', 'the quote was accepted by the customer and is kept as a record; it cannot be deleted', { details: { field: 'quote_id' } });
       }

@@ -115,11 +115,18 @@ export function forgeRepositories(scope: TenantScope) {
       async touch(id: string): Promise<void> {
         await scope.update('forge_conversations', id, { updated_at: now() });
       },
-      async delete(id: string): Promise<number> {
+      /**
+       * Deletes a conversation with its messages and returns how many messages went with it, or
+       * undefined when it is gone already. Locked first: a message being added lands before (and is
+       * counted) or finds no conversation.
+       */
+      async delete(id: string): Promise<number | undefined> {
+        if (!(await scope.lock('forge_conversations', id))) return undefined;
         // Messages go with their conversation (ON DELETE CASCADE); deleted explicitly too, so the
         // count is reported and SQLite without foreign keys would behave the same.
-        await scope.from('forge_messages').where('forge_messages.conversation_id', id).delete();
-        return scope.delete('forge_conversations', id);
+        const messages = await scope.from('forge_messages').where('forge_messages.conversation_id', id).delete();
+        await scope.delete('forge_conversations', id);
+        return messages;
       },
       messageCount: async (id: string): Promise<number> => {
         const row = await scope.from('forge_messages').where('forge_messages.conversation_id', id).count({ n: '*' }).first();

@@ -229,7 +229,8 @@ export function harvestRepository(scope: TenantScope) {
 
     async delete(rawId: string) {
       const row = await scope.require<DbLotRow>('harvest_lots', rawId, 'lot');
-      await scope.delete('harvest_lots', row.id);
+      // Deleted by a call that ran at the same time: this one deleted nothing, as it would a moment later.
+      if (!(await scope.delete('harvest_lots', row.id))) throw new AppError('not_found', `no lot with id ${row.id}`);
       return { deleted: true, id: row.id, item: row.item, status: row.status };
     },
   };

@@ -179,6 +179,8 @@ export function pawvaultRepository(scope: TenantScope) {
       /** Removes the pet and every health record of it. */
       async delete(rawId: string) {
         const pet = await requirePet(rawId);
+        // Locked first: a record being written for the pet lands before (and is counted here) or finds no pet.
+        if (!(await scope.lock(PETS, pet.id))) throw new AppError('not_found', `no pet with id ${pet.id}`);
         const removed = {
           vaccinations: await scope.from(VACCINATIONS).where(`${VACCINATIONS}.pet_id`, pet.id).delete(),
           visits: await scope.from(VISITS).where(`${VISITS}.pet_id`, pet.id).delete(),

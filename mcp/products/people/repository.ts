@@ -124,7 +124,10 @@ export function peopleRepository(scope: TenantScope) {
 
   /** The manager id to store, after checking it is a person here and creates no reporting loop. */
   async function resolveManager(rawManagerId: string, personId?: string): Promise<string> {
-    const manager = await scope.require<DbProfileRow>(PROFILES, rawManagerId, 'manager');
+    const found = await scope.require<DbProfileRow>(PROFILES, rawManagerId, 'manager');
+    // Locked and read as they are now: an offboarding of the manager ends before this call (and is
+    // seen here) or starts after it, and then moves this report to the manager's manager too.
+    const manager = (await scope.lock<DbProfileRow>(PROFILES, found.id))!;
     if (manager.status === 'offboarded') throw new AppError('conflict', `manager ${manager.id} has been offboarded`);
     let cursor: DbProfileRow | undefined = manager;
     for (let depth = 0; cursor && depth < 1000; depth++) {
@@ -183,15 +186,21 @@ export function peopleRepository(scope: TenantScope) {
       },
 
       async update(rawId: string, patch: ProfileFields, actor: string) {
-        const row = await requirePerson(rawId);
-        if (row.status === 'offboarded') throw new AppError('conflict', `person ${row.id} has been offboarded; their profile is closed`, { details: { status: row.status } });
+        const found = await requirePerson(rawId);
+        const closed = (status: PersonStatus) => new AppError('conflict', `person ${found.id} has been offboarded; their profile is closed`, { details: { status } });
+        if (found.status === 'offboarded') throw closed(found.status);
         const changes: Partial<DbProfileRow> = {};
         for (const [field, value] of Object.entries(patch) as Array<[keyof ProfileFields, unknown]>) {
           if (value === undefined) continue;
-          if (field === 'manager_id') changes.manager_id = value === null ? null : await resolveManager(value as string, row.id);
+          if (field === 'manager_id') changes.manager_id = value === null ? null : await resolveManager(value as string, found.id);
           else if (field === 'email') changes.email = (value as string).trim().toLowerCase();
           else (changes as Record<string, unknown>)[field] = value;
         }
+        // The person locked (after the manager, the order offboard takes them in) and read as they
+        // are now: an offboarding that committed meanwhile closed the profile, and the history's
+        // "from" values are the ones this change replaces.
+        const row = (await scope.lock<DbProfileRow>(PROFILES, found.id))!;
+        if (row.status === 'offboarded') throw closed(row.status);
         const changed = Object.fromEntries(
           Object.entries(changes).filter(([field, value]) => row[field as keyof DbProfileRow] !== value).map(([field, value]) => {
             const from = row[field as keyof DbProfileRow];
@@ -249,7 +258,9 @@ export function peopleRepository(scope: TenantScope) {
       },
 
       async offboard(rawId: string, input: { last_day: number; reason: string }, actor: string) {
-        const row = await requirePerson(rawId);
+        const found = await requirePerson(rawId);
+        // Locked first and read as they are now: a change of their manager made meanwhile is where the reports go.
+        const row = (await scope.lock<DbProfileRow>(PROFILES, found.id))!;
         if (row.status === 'offboarded') throw new AppError('conflict', `person ${row.id} is already offboarded`, { details: { status: row.status } });
         if (row.start_date !== null && input.last_day < Number(row.start_date)) {
           throw new AppError('invalid_arguments', `last_day: ${msToDate(input.last_day)} is before the start date ${msToDate(Number(row.start_date))}`, { details: { field: 'last_day' } });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from '../../../../shared/errors.js';
 import { forgeTool } from '../wire.js';
 
 export default forgeTool({
@@ -16,8 +17,8 @@ export default forgeTool({
   },
   async handler(args, context) {
     const conversation = await context.repos.conversations.require(args.conversation_id);
-    const messages = await context.repos.conversations.messageCount(conversation.id);
-    await context.repos.conversations.delete(conversation.id);
+    const messages = await context.repos.conversations.delete(conversation.id);
+    if (messages === undefined) throw new AppError('not_found', `no conversation with id ${conversation.id}`);
     return { id: conversation.id, title: conversation.title, deleted: true, messages_deleted: messages };
   },
 });

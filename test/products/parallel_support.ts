@@ -1,0 +1,41 @@
+/**
+ * Support for the tests of product writes racing each other: calls through a real MCP SDK client
+ * that report their outcome (success, a tool result error or a JSON-RPC error) instead of throwing,
+ * and the confirmation protocol of destructive tools split in two, so that the confirmed call can
+ * be sent at the same time as other calls.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { McpError } from '@modelcontextprotocol/sdk/types.js';
+
+export interface Outcome {
+  ok: boolean;
+  /** The error code: a tool result's, or a JSON-RPC error's data.code; undefined on success. */
+  code?: string;
+  value: any;
+}
+
+export async function call(client: Client, name: string, args: Record<string, unknown>): Promise<Outcome> {
+  try {
+    const result = await client.callTool({ name, arguments: args });
+    const value = result.structuredContent as any;
+    return result.isError ? { ok: false, code: value?.code, value } : { ok: true, value };
+  } catch (error) {
+    const data = (error as McpError & { data?: { code?: string } }).data;
+    return { ok: false, code: data?.code ?? 'thrown', value: { message: (error as Error).message } };
+  }
+}
+
+/**
+ * Asks for the confirmation of a destructive call and returns the confirmed call, not yet sent:
+ * the caller sends it when it chooses (in parallel with others).
+ */
+export async function confirmation(client: Client, name: string, args: Record<string, unknown>): Promise<() => Promise<Outcome>> {
+  const first = await call(client, name, args);
+  if (first.code !== 'confirmation_required') throw new Error(`${name} did not ask for confirmation: ${JSON.stringify(first)}`);
+  return () => call(client, name, { ...args, confirmed: true });
+}
+
+/** The outcomes that are neither a success nor one of the `allowed` domain errors. */
+export function unexpected(outcomes: Outcome[], allowed: string[]): Outcome[] {
+  return outcomes.filter((o) => !o.ok && !allowed.includes(o.code ?? ''));
+}
