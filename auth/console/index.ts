@@ -67,7 +67,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const challenge = (extra = '') => `Bearer resource_metadata="${prmUrl}", scope="${consoleScopes.join(' ')}"${extra}`;
       try {
         // RFC 6750 §2.1; the scheme's name is case-insensitive (RFC 9110 §11.1), as the MCP servers take it.
-        const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i.exec(header);
+        const match = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)[ ]*$/i.exec(header);
         if (!match) throw new AppError('invalid_token', 'a bearer token is required', { headers: { 'WWW-Authenticate': challenge() } });
         const principal = await authenticateBearer(context.db, match[1], resource).catch((error: unknown) => {
           const e = translateDbError(error);
