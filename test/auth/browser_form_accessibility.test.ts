@@ -8,22 +8,15 @@
  *   behind it by at least 3:1 (WCAG 2.1 1.4.11 non-text contrast, 2.4.7 focus visible).
  */
 import test from 'ava';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
+import { sharedBrowser } from '../helpers/browser.js';
 import { startMcpServer } from '../helpers/mcp.js';
 import { pkce, registerClient } from '../helpers/oauth.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CALLBACK = 'http://127.0.0.1/callback';
 
-let browser: Browser;
-test.before(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-});
-test.after.always(async () => browser?.close());
+const browserOf = sharedBrowser();
 
 /** For each field: aria-invalid, and the text of the elements its aria-describedby names. */
 const fieldErrors = (page: Page) => page.evaluate<Array<{ id: string; invalid: string | null; described: string }>>(`[...document.querySelectorAll('#email, #password')].map((field) => ({
@@ -49,7 +42,7 @@ for (const kind of databasesUnderTest()) {
     t.timeout(180_000);
     const server = await startMcpServer(kind);
     t.teardown(() => server.close());
-    const context = await browser.newContext();
+    const context = await browserOf().newContext();
     t.teardown(() => context.close());
     const page = await context.newPage();
     const client = await registerClient(server.url, { client_name: 'Screen Reader Assistant', redirect_uris: [CALLBACK] });

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
 import { buildCatalog } from '../../shared/catalog.js';
 import { buildClientConfig } from '../../shared/client_config.js';
@@ -13,7 +13,6 @@ import { databasesUnderTest } from '../helpers/db.js';
 import { DEMO_PASSWORD, mcpTest, startMcpServer, type McpTestServer } from '../helpers/mcp.js';
 import { CookieJar, parseForm, postForm } from '../helpers/oauth.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 async function signIn(server: McpTestServer): Promise<CookieJar> {
   const jar = new CookieJar();
@@ -75,10 +74,7 @@ for (const kind of databasesUnderTest()) {
     t.timeout(180_000);
     const server = await startMcpServer(kind);
     t.teardown(() => server.close()); // also when the browser cannot start: a server left open keeps the worker alive
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await launchChromium();
     t.teardown(() => browser.close());
     const context = await browser.newContext();
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });

@@ -4,24 +4,20 @@
  * once — its next tools/call gets 401 and its open GET stream ends.
  */
 import test from 'ava';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { startMcpServer, openSession, rawCall, DEMO_PASSWORD } from '../helpers/mcp.js';
 import { authorizeWithPassword } from '../helpers/oauth.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 for (const kind of databasesUnderTest()) {
   test(`revoking in the console cuts off a live MCP client [${kind}]`, async (t) => {
     t.timeout(180_000); // a cold Chromium's first start (font cache) can take a minute
     const server = await startMcpServer(kind);
     t.teardown(() => server.close()); // also when the browser cannot start: a server left open keeps the worker alive
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-    });
+    const browser = await launchChromium();
     t.teardown(() => browser.close());
     // An MCP client connects through the real OAuth flow and works.
     const resource = `${server.mcpUrl}/forge`;

@@ -5,23 +5,16 @@
  * broken between words, not inside them. In a real browser (Debian's chromium through playwright-core).
  */
 import test from 'ava';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
+import { sharedBrowser } from '../helpers/browser.js';
 import { startMcpServer, DEMO_PASSWORD } from '../helpers/mcp.js';
 import { pkce, registerClient } from '../helpers/oauth.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CALLBACK = 'http://127.0.0.1/callback';
 const LONG_NAME = 'Assistant'.repeat(22).slice(0, 200); // one word of 200 characters: no place to wrap
 
-let browser: Browser;
-test.before(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-});
-test.after.always(async () => browser?.close());
+const browserOf = sharedBrowser();
 
 const overflow = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
@@ -49,7 +42,7 @@ for (const kind of databasesUnderTest()) {
     t.timeout(180_000);
     const server = await startMcpServer(kind);
     t.teardown(() => server.close());
-    const context = await browser.newContext({ viewport: { width: 320, height: 640 } });
+    const context = await browserOf().newContext({ viewport: { width: 320, height: 640 } });
     t.teardown(() => context.close());
     await context.route(`${CALLBACK}**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>client</title><p>done</p>' }));
 

@@ -3,29 +3,22 @@
  * authorization flow's sign-in and consent forms, the console's sign-in in two tabs, the audit
  * log's date filter, sign-out after the session ended, and a narrow (mobile) viewport.
  */import test from 'ava';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
+import { sharedBrowser } from '../helpers/browser.js';
 import { startMcpServer, DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
 import { exchangeCode, pkce, registerClient } from '../helpers/oauth.js';
 import { issueAccessToken } from '../helpers/grants.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CALLBACK = 'http://127.0.0.1/callback';
 
-let browser: Browser;
-test.before(async () => {
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
-  });
-});
-test.after.always(async () => browser?.close());
+const browserOf = sharedBrowser();
 
 async function fixture(t: { timeout(ms: number): void; teardown(fn: () => unknown): void }, kind: Parameters<typeof startMcpServer>[0], options: Parameters<Browser['newContext']>[0] = {}) {
   t.timeout(180_000);
   const server = await startMcpServer(kind);
   t.teardown(() => server.close());
-  const context = await browser.newContext(options);
+  const context = await browserOf().newContext(options);
   t.teardown(() => context.close());
   return { server, context };
 }
