@@ -84,7 +84,8 @@ export function classifyRedirectUri(uri: unknown): RedirectUriClass | { problem:
  */
 export const NORMALISER = 'x_portico_normalised';
 
-export function extraClientMetadata(): NonNullable<Configuration['extraClientMetadata']> {
+/** `knownScopes`: the server's scopes; given, a self-registered or metadata-document client's `scope` is checked against them and dropped. */
+export function extraClientMetadata(knownScopes?: readonly string[]): NonNullable<Configuration['extraClientMetadata']> {
   return {
     properties: [NORMALISER],
     validator(ctx: KoaContextWithOIDC | undefined, key: string, _value: unknown, metadata: Record<string, unknown>) {
@@ -102,6 +103,17 @@ export function extraClientMetadata(): NonNullable<Configuration['extraClientMet
       if (classes.some((c) => c !== 'https')) metadata.application_type = 'native';
       // A metadata document's name is shown as a self-registered client's is (checklist G6).
       if (typeof metadata.client_id === 'string' && clientKindOf(metadata.client_id) === 'metadata_document') assertShowableName(metadata.client_name);
+      // A self-registered client's or a metadata document's `scope` limits nothing anyone vetted (the
+      // person's consent does, every time), but oidc-provider would refuse every other scope with
+      // invalid_scope: MCP clients keep one registration per authorization server and register with
+      // the scopes of the first product they met, so their next product could never be connected.
+      // RFC 7591 §3.2.1 lets the server replace requested values; an operator's client keeps its own.
+      if (knownScopes && typeof metadata.client_id === 'string' && clientKindOf(metadata.client_id) !== 'registered' && metadata.scope !== undefined) {
+        if (typeof metadata.scope !== 'string' || metadata.scope.split(' ').some((scope) => !knownScopes.includes(scope))) {
+          throw new errors.InvalidClientMetadata('scope must only contain Authorization Server supported scope values');
+        }
+        delete metadata.scope;
+      }
 
       if (ctx?.oidc?.route === 'registration') {
         // The request as sent, unknown properties included: a body streamed without Content-Length

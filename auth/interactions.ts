@@ -17,7 +17,8 @@ import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
 import { readForm, type PorticoState } from '../shared/http.js';
 import { claimInteraction } from './adapter.js';
 import { classifyRedirectUri, clientKindOf, redirectHostOf } from './clients.js';
-import { consentPage, errorPage, loginPage, PAGE_HEADERS, returnForm, type ClientView } from './pages.js';
+import { anotherAccountLink, consentPage, errorPage, esc, loginPage, PAGE_HEADERS, returnForm, type ClientView } from './pages.js';
+import { ROUTES } from './provider.js';
 import { WindowLimiter } from './rate_limit.js';
 import { OIDC_SCOPES, type ProtectedResource, type ResourceRegistry } from './resources.js';
 
@@ -101,6 +102,18 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     return resource.scopes.filter((s) => asked.includes(s));
   }
 
+  /**
+   * The same authorization request with prompt=login, for a person signed in as the wrong account
+   * (the sign-in here lasts 12 hours and has no sign-out): oidc-provider ends the first account's
+   * session when another one signs in, and the client's state and PKCE challenge are unchanged.
+   */
+  function anotherAccountHref(details: Details): string {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(details.params)) if (typeof value === 'string') params.set(key, value);
+    params.set('prompt', 'login');
+    return `${ROUTES.authorization}?${params}`;
+  }
+
   function render(ctx: Ctx, status: number, html: string): void {
     ctx.set(PAGE_HEADERS);
     ctx.status = status;
@@ -125,7 +138,8 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
           : 'Your account does not belong to any active organization, so there is nothing to connect.',
         code: 'forbidden',
         requestId: ctx.state.requestId,
-        detail: returnForm({ action: `/oauth/interaction/${details.uid}/consent`, csrf: csrfFor(details.uid), redirectHost: client.redirectHost }),
+        detail: `<p>Signed in as <strong>${esc(user.email)}</strong>. ${anotherAccountLink(anotherAccountHref(details))}</p>\n`
+          + returnForm({ action: `/oauth/interaction/${details.uid}/consent`, csrf: csrfFor(details.uid), redirectHost: client.redirectHost }),
         hint: 'Returning tells the application that nothing was granted.',
       }));
     }
@@ -141,6 +155,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
       })),
       scopes: scopes.map((scope) => ({ scope, description: resources.describeScope(scope) ?? scope, checked: chosen?.scopes ? chosen.scopes.includes(scope) : true })),
       error,
+      anotherAccount: anotherAccountHref(details),
     }));
   }
 
@@ -166,7 +181,9 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
   router.get('/:uid', async (ctx) => {
     const details = await interaction(ctx);
     if (details.prompt.name === 'login') {
-      render(ctx, 200, loginPage({ action: `/oauth/interaction/${details.uid}/login`, csrf: csrfFor(details.uid), client: await clientView(details) }));
+      // login_hint (OpenID Connect Core §3.1.2.1) only fills in the field; the password decides.
+      const hint = typeof details.params.login_hint === 'string' ? details.params.login_hint.trim().slice(0, 320) : undefined;
+      render(ctx, 200, loginPage({ action: `/oauth/interaction/${details.uid}/login`, csrf: csrfFor(details.uid), client: await clientView(details), email: hint }));
       return;
     }
     if (details.prompt.name === 'consent') return renderConsent(ctx, details);

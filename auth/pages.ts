@@ -133,6 +133,8 @@ export function consentPage(input: {
   organizations: Array<{ id: string; slug: string; name: string; selected: boolean }>;
   scopes: ConsentScope[];
   error?: string;
+  /** The same authorization request with prompt=login: sign in as someone else. */
+  anotherAccount?: string;
 }): string {
   const options = input.organizations
     .map((o) => `<option value="${esc(o.id)}" data-slug="${esc(o.slug)}"${o.selected ? ' selected' : ''}>${esc(o.name)} (${esc(o.slug)})</option>`)
@@ -146,7 +148,7 @@ export function consentPage(input: {
   return layout(
     'Allow access',
     `<h1>Allow ${esc(input.client.name)} to use ${esc(input.resourceTitle)}?</h1>
-<p>Signed in as <strong>${esc(input.userEmail)}</strong>.</p>
+<p>Signed in as <strong>${esc(input.userEmail)}</strong>.${input.anotherAccount ? ` ${anotherAccountLink(input.anotherAccount)}` : ''}</p>
 ${clientSummary(input.client)}
 ${input.error ? `<div class="error" role="alert">${esc(input.error)}</div>` : ''}
 <form method="post" action="${esc(input.action)}">
@@ -178,6 +180,11 @@ export function errorPage(input: { title: string; message: string; code: string;
 <div class="error" role="alert">${esc(input.message)}</div>
 ${input.detail ?? ''}<p class="note">Error code <code>${esc(input.code)}</code>${input.requestId ? ` · request <code>${esc(input.requestId)}</code>` : ''}. ${esc(input.hint ?? 'You can close this page and start again from your application.')}</p>`,
   );
+}
+
+/** A link that starts the same authorization request again with prompt=login (auth/interactions.ts). */
+export function anotherAccountLink(href: string): string {
+  return `<a href="${esc(href)}">Use another account</a>`;
 }
 
 /** A way back to the application that denies the request (the consent form's Deny, alone). */

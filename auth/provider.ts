@@ -59,7 +59,7 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
     // list (notes §1.5), and a product may go live while we run. Discovery shows live ones only.
     scopes: resources.allScopes(),
     claims: { openid: ['sub'], email: ['email'] },
-    extraClientMetadata: extraClientMetadata(),
+    extraClientMetadata: extraClientMetadata(resources.allScopes()),
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, idFactory: () => newClientId(DYNAMIC_PREFIX) },
@@ -128,7 +128,17 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
       if (!grantId) return undefined;
       const connection = await findConnectionByGrant(db, grantId);
       if (!connection || connection.revoked_at) return undefined;
-      return ctx.oidc.provider.Grant.find(grantId);
+      const grant = await ctx.oidc.provider.Grant.find(grantId);
+      if (!grant) return undefined;
+      // For the same resource and scopes only: a scope of its resource that the person unticked (or
+      // was not asked for) makes the person answer again, as a step-up must; the old grant would
+      // answer for them (access_denied, or less than was asked) without showing anything.
+      const asked = new Set(String(ctx.oidc.params?.scope ?? '').split(' '));
+      for (const indicator of Object.keys(grant.resources ?? {})) {
+        const held = new Set(grant.getResourceScope(indicator).split(' '));
+        if (resources.resolve(indicator)?.scopes.some((scope) => asked.has(scope) && !held.has(scope))) return undefined;
+      }
+      return grant;
     },
     ttl: {
       // Never past the grant's end (README: a connection lasts 90 days, then ends as a revocation

@@ -286,9 +286,9 @@ export class McpHost {
       sessionIdGenerator: () => id,
       onsessionclosed: () => this.sessions.forget(id),
     });
-    const session: Session = { id, product: productId, connectionId: principal.connectionId, userId: principal.user.id, server, transport, lastActiveAt: Date.now(), inflight: new Map() };
+    const session: Session = { id, product: productId, connectionId: principal.connectionId, userId: principal.user.id, server, transport, lastActiveAt: Date.now(), inflight: new Map(), sdkCalls: new Map() };
     transport.onclose = () => this.sessions.forget(id);
-    this.register(server, productId);
+    this.register(server, session);
     // connect() only wires callbacks; the transport's start() is a no-op.
     void server.connect(transport);
     // Registered (and counted against the connection's cap) only once the SDK accepted the initialize: see adopt().
@@ -306,12 +306,17 @@ export class McpHost {
   }
 
   /** The SDK handlers of one session: each reads the caller from the request and asks the pipeline. */
-  private register(server: Server, productId: string): void {
+  private register(server: Server, session: Session): void {
     const auth = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => extra.authInfo!.extra as unknown as CallAuth;
     const handle = (method: string) => async (request: { params?: unknown }, extra: { authInfo?: { extra?: Record<string, unknown> }; signal: AbortSignal; requestId: string | number }) => {
       const call = auth(extra);
       const askPerson = method === 'tools/call' ? this.elicitation(server, extra.requestId, extra.signal) : undefined;
-      return (await this.answer(productId, method, (request.params ?? {}) as Record<string, any>, call, extra.signal, askPerson)) as any;
+      session.sdkCalls.set(extra.requestId, call.requestId);
+      try {
+        return (await this.answer(session.product, method, (request.params ?? {}) as Record<string, any>, call, extra.signal, askPerson)) as any;
+      } finally {
+        session.sdkCalls.delete(extra.requestId);
+      }
     };
     server.setRequestHandler(ListToolsRequestSchema, handle('tools/list'));
     server.setRequestHandler(ListResourceTemplatesRequestSchema, handle('resources/templates/list'));

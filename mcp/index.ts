@@ -36,7 +36,7 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
       // Revocation takes effect at once: cached principals go, the connection's sessions and their GET streams close now.
       if (event.type === 'connection.revoked') {
         principals.dropConnection(event.connectionId);
-        void host.sessions.closeConnection(event.connectionId);
+        void host.sessions.closeConnection(event.connectionId, revoked());
       }
       if (event.type === 'token.revoked') principals.dropToken(event.tokenId);
       // The catalog's liveness follows the surface registry; connected sessions learn of it here (DESIGN.md §5).
@@ -53,13 +53,13 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
       else if (missed) {
         missed = false;
         revokedAmong(db, host.sessions.connectionIds())
-          .then((revoked) => Promise.all(revoked.map((id) => host.sessions.closeConnection(id))))
+          .then((ids) => Promise.all(ids.map((id) => host.sessions.closeConnection(id, revoked()))))
           .catch((err: unknown) => log.warn('checking open sessions after a relay gap failed', { err }));
       }
     });
     context.onClose(sweepRevoked(() => [...new Set([...host.sessions.connectionIds(), ...principals.connectionIds()])], db, (id) => {
       principals.dropConnection(id);
-      return host.sessions.closeConnection(id);
+      return host.sessions.closeConnection(id, revoked());
     }, log));
     context.onDrain(() => host.drain());
     context.onClose(async () => {
@@ -120,6 +120,11 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
       await host.handle(ctx, product.id);
     });
   };
+}
+
+/** What a call still running on a revoked connection's session is answered (DESIGN.md §7). */
+function revoked(): AppError {
+  return new AppError('connection_revoked', 'this connection was revoked; nothing was changed');
 }
 
 function readOnly(ctx: Koa.Context): void {

@@ -7,7 +7,9 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { AppError } from '../shared/errors.js';
 import type { Cancellation } from './cancellation.js';
+import { jsonRpcErrorOf } from './errors.js';
 
 export interface Session {
   id: string;
@@ -21,6 +23,8 @@ export interface Session {
   streamExpiry?: NodeJS.Timeout;
   /** Requests the host answers itself, by JSON-RPC id: aborted by notifications/cancelled or when the session closes. */
   inflight: Map<string | number, Cancellation>;
+  /** Requests the SDK's handlers run (an elicited confirmation), by JSON-RPC id: the request id of their POST. */
+  sdkCalls: Map<string | number, string>;
 }
 
 export class SessionRegistry {
@@ -62,11 +66,20 @@ export class SessionRegistry {
     for (const cancellation of session?.inflight.values() ?? []) cancellation.abort();
   }
 
-  async close(id: string): Promise<void> {
+  /**
+   * Closes a session. With `answer`, the calls the SDK runs are answered with it first: closing the
+   * SDK's server ends their streams with no reply, and the client would wait for one until its own
+   * time-out (a confirmation the person was being asked for when the connection was revoked).
+   */
+  async close(id: string, answer?: AppError): Promise<void> {
     const session = this.sessions.get(id);
     if (!session) return;
     this.forget(id);
     for (const cancellation of session.inflight.values()) cancellation.abort();
+    if (answer) {
+      await Promise.all([...session.sdkCalls].map(([callId, requestId]) =>
+        session.transport.send({ jsonrpc: '2.0', id: callId, error: jsonRpcErrorOf(answer, requestId, 'tool') }, { relatedRequestId: callId }).catch(() => undefined)));
+    }
     await session.server.close().catch(() => undefined);
   }
 
@@ -75,8 +88,8 @@ export class SessionRegistry {
     return [...new Set([...this.sessions.values()].map((s) => s.connectionId))];
   }
 
-  async closeConnection(connectionId: string): Promise<void> {
-    await Promise.all([...this.sessions.values()].filter((s) => s.connectionId === connectionId).map((s) => this.close(s.id)));
+  async closeConnection(connectionId: string, answer?: AppError): Promise<void> {
+    await Promise.all([...this.sessions.values()].filter((s) => s.connectionId === connectionId).map((s) => this.close(s.id, answer)));
   }
 
   ofProduct(product: string): Session[] {
