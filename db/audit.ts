@@ -55,17 +55,41 @@ export interface DbAuditRow {
 const SECRET_KEY = /pass(word)?|pwd|secret|token|authorization|bearer|jwt|api[_-]?key|(private|signing|ssh|access)[_-]?key|cookies?$|verifier|credential/i;
 const MAX_REDACTED_STRING = 200;
 
-/** Arguments as stored: secrets masked, long strings cut. The digest covers the full arguments. */
-export function redactArguments(value: unknown, depth = 0): unknown {
+/** How many characters of names and values one record's stored arguments hold at most, in all. */
+const MAX_REDACTED_TOTAL = 16 * 1024;
+
+/**
+ * Arguments as stored: secrets masked, long strings cut, names as well as values, and what is past
+ * MAX_REDACTED_TOTAL left out (the caller writes all of it, up to the body limit, and the log is
+ * never purged). The digest covers the full arguments.
+ */
+export function redactArguments(value: unknown, depth = 0, budget = { left: MAX_REDACTED_TOTAL }): unknown {
   if (depth > 6) return '[…]';
-  if (typeof value === 'string') return value.length > MAX_REDACTED_STRING ? `${value.slice(0, MAX_REDACTED_STRING)}…` : value;
-  if (Array.isArray(value)) return value.slice(0, 20).map((v) => redactArguments(v, depth + 1));
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).slice(0, 50).map(([k, v]) => [k, SECRET_KEY.test(k) ? '[redacted]' : redactArguments(v, depth + 1)]),
-    );
+  if (typeof value === 'string') return cut(value, budget);
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value.slice(0, 20)) {
+      if (budget.left <= 0) return [...items, '[…]'];
+      items.push(redactArguments(item, depth + 1, budget));
+    }
+    return items;
   }
+  if (value && typeof value === 'object') {
+    const entries: Array<[string, unknown]> = [];
+    for (const [k, v] of Object.entries(value).slice(0, 50)) {
+      if (budget.left <= 0) return Object.fromEntries([...entries, ['…', '[…]']]);
+      entries.push([cut(k, budget), SECRET_KEY.test(k) ? '[redacted]' : redactArguments(v, depth + 1, budget)]);
+    }
+    return Object.fromEntries(entries);
+  }
+  budget.left -= 8;
   return value;
+}
+
+function cut(text: string, budget: { left: number }): string {
+  const kept = Math.max(0, Math.min(text.length, MAX_REDACTED_STRING, budget.left));
+  budget.left -= kept + 4;
+  return kept < text.length ? `${text.slice(0, kept)}…` : text;
 }
 
 /** JSON with sorted keys, so the same arguments always give the same digest. */

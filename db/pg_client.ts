@@ -45,6 +45,14 @@ interface PgQuery {
 /** Distinct statement texts named per process: bounded, as each is prepared on every pooled connection. */
 export const MAX_NAMED = 2_000;
 
+/**
+ * Texts with more bound parameters run unnamed. Those are lists (`in (?, ?, …)`, a multi-row
+ * insert) whose text differs with every length: prepared, each length would stay in the memory
+ * of every pooled connection it ran on (~100 KB for 250 parameters) for as long as it lives.
+ */
+export const MAX_NAMED_PARAMETERS = 32;
+const PAST_NAMED_PARAMETERS = `$${MAX_NAMED_PARAMETERS + 1}`;
+
 /** How much longer than PostgreSQL's own time-out a connection waits for an answer before it is given up. */
 export const STALL_MARGIN_MS = 5_000;
 
@@ -60,6 +68,9 @@ export function statementNamer(max = MAX_NAMED): (sql: string) => string | undef
   return (sql) => {
     let name = names.get(sql);
     if (name === undefined) {
+      // A list's lengths are not remembered either: they would fill the map. Placeholders are
+      // numbered in order, so a text holds `$33` exactly when it has more than 32 of them.
+      if (sql.includes(PAST_NAMED_PARAMETERS)) return undefined;
       name = names.size < max && preparable(sql) ? `p_${createHash('sha1').update(sql).digest('base64url')}` : null;
       // Texts past the bound are not remembered either: the map stays bounded.
       if (names.size < max) names.set(sql, name);

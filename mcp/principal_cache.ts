@@ -73,8 +73,13 @@ export class PrincipalCache {
     for (const key of this.byConnection.get(connectionId) ?? []) this.remove(key);
   }
 
-  /** The connections some cached principal belongs to. */
-  connectionIds(): string[] {
+  /**
+   * The connections some live cached principal belongs to. Entries past their time go here (a
+   * token used once is never looked up again, and its entry would otherwise stay, watched by the
+   * revocation sweep every second, until 10,000 newer ones pushed it out).
+   */
+  connectionIds(now = Date.now()): string[] {
+    for (const [key, entry] of this.entries) if (entry.validUntil <= now) this.remove(key);
     return [...this.byConnection.keys()];
   }
 

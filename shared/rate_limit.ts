@@ -5,12 +5,18 @@
  */
 export class WindowLimiter {
   private readonly windows = new Map<string, { start: number; count: number; noted?: boolean }>();
+  private sweptAt = -Infinity;
 
   constructor(private readonly limit: number, private readonly windowMs: number) {}
 
   /** Counts one hit; returns 0 when allowed, otherwise the seconds until the window resets. */
   hit(key: string, now = Date.now()): number {
-    if (this.windows.size > 10_000) this.sweep(now);
+    // Ended windows go once per window length: the map holds the keys of the last two windows,
+    // and a caller with many keys (addresses, e-mails) does not make every hit walk all of them.
+    if (now - this.sweptAt >= this.windowMs) {
+      this.sweptAt = now;
+      this.sweep(now);
+    }
     let window = this.windows.get(key);
     if (!window || now - window.start >= this.windowMs) {
       window = { start: now, count: 0 };

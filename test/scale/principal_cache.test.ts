@@ -17,7 +17,7 @@ test('a connection’s entries are found without walking the cache, and the inde
   cache.set('a2', principal('A'), 'a2-hash', cache.mark());
   cache.set('b1', principal('B'), 'b1-hash', cache.mark());
   cache.set('c1', principal('C', 10), 'c1-hash', cache.mark(), 0);
-  t.deepEqual(cache.connectionIds().sort(), ['A', 'B', 'C']);
+  t.deepEqual(cache.connectionIds(0).sort(), ['A', 'B', 'C']);
 
   t.is(cache.get('c1', 10), undefined, 'expired');
   cache.set('d1', principal('D'), 'd1-hash', cache.mark());
@@ -109,4 +109,15 @@ mcpTest('an unannounced revocation is seen once the relay reports events may be 
   const after = await rawPost(server, 'forge', { token, sessionId, body: call(3) }, 3);
   t.is(after.status, 401);
   t.is(after.body.error.data.code, 'connection_revoked');
+});
+
+test('the connections listed for the revocation sweep are those of live entries: expired ones leave the cache then', (t) => {
+  const cache = new PrincipalCache({ maxEntries: 10, maxAgeMs: 1_000 });
+  cache.set('a1', principal('A'), 'a1-hash', cache.mark(), 0);
+  cache.set('b1', principal('B', 500), 'b1-hash', cache.mark(), 0);
+  t.deepEqual(cache.connectionIds(100).sort(), ['A', 'B']);
+  t.deepEqual(cache.connectionIds(500), ['A'], 'past the token expiry');
+  t.is(cache.size, 1);
+  t.deepEqual(cache.connectionIds(1_000), [], 'past the age bound');
+  t.is(cache.size, 0);
 });
