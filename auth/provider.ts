@@ -38,6 +38,9 @@ export const ROUTES = {
   credential: '/oauth/credential',
 } as const;
 
+/** The claims and the scopes that release them (each a scope oidc-provider supports). */
+const CLAIMS = { openid: ['sub'], email: ['email'] };
+
 export function createProvider(context: PorticoContext, resources: ResourceRegistry, jwks: PrivateJwks, options: ProviderOptions): Provider {
   const { config, db, secrets } = context;
 
@@ -58,8 +61,9 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
     // Every product's scopes, live or not: registration validates a client's `scope` against this
     // list (notes §1.5), and a product may go live while we run. Discovery shows live ones only.
     scopes: resources.allScopes(),
-    claims: { openid: ['sub'], email: ['email'] },
-    extraClientMetadata: extraClientMetadata(resources.allScopes()),
+    claims: CLAIMS,
+    // Every scope oidc-provider supports: its claims' scopes (email) are ones too.
+    extraClientMetadata: extraClientMetadata([...new Set([...resources.allScopes(), ...Object.keys(CLAIMS)])]),
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, idFactory: () => newClientId(DYNAMIC_PREFIX) },

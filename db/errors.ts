@@ -75,7 +75,8 @@ export function translateDbError(error: unknown, what: { conflict?: string; miss
 export function describeDatabaseFailure(error: unknown): string | undefined {
   const cause = isAppError(error) && error.cause !== undefined ? error.cause : error;
   const code = (cause as DriverError)?.code;
-  if (typeof code !== 'string' || !/^([0-9A-Z]{5}|SQLITE_[A-Z_]+)$/.test(code)) return undefined;
+  // Every SQLSTATE holds a digit; Node's system errors (EPERM, EROFS, EPIPE) are five capitals too.
+  if (typeof code !== 'string' || !/^((?=[A-Z]*[0-9])[0-9A-Z]{5}|SQLITE_[A-Z_]+)$/.test(code)) return undefined;
   const problem = DATABASE_PROBLEMS.find(([pattern]) => pattern.test(code))?.[1] ?? 'the database refused the command';
   return `${problem} (${code})`;
 }

@@ -118,11 +118,14 @@ export class TenantScope {
    * one inserting a row that references it, and returns it as it is now (undefined when it is gone).
    * PostgreSQL: FOR UPDATE, which waits for such an insert (it holds FOR KEY SHARE) or a change to
    * commit, so what the caller reads next is what it will change; SQLite: the one writer holds the
-   * whole database already.
+   * whole database already. `share`: FOR SHARE, for a row the caller only relies on (a row its
+   * change will reference): it excludes changes to it, yet not the KEY SHARE of another writer's
+   * foreign key to it, which that writer may take while it holds a row the caller waits for.
    */
-  async lock<Row extends object = any>(table: string, id: string): Promise<Row | undefined> {
+  async lock<Row extends object = any>(table: string, id: string, mode: 'update' | 'share' = 'update'): Promise<Row | undefined> {
     const query = this.from<Row>(table).where(`${table}.id`, id).first();
-    return (await (dialectOf(this.db) === 'postgres' ? query.forUpdate() : query)) as Row | undefined;
+    if (dialectOf(this.db) !== 'postgres') return (await query) as Row | undefined;
+    return (await (mode === 'share' ? query.forShare() : query.forUpdate())) as Row | undefined;
   }
 
   async update(table: string, id: string, patch: Record<string, unknown>): Promise<number> {

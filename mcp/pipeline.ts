@@ -30,7 +30,7 @@ import { compilePromptArgs, compileTool, parseArguments, type CompiledTool } fro
 import { PrincipalCache } from './principal_cache.js';
 import { findTokenOwner } from './token_owner.js';
 import { Cancellation, Deadlines } from './cancellation.js';
-import { isCancelledStatement, isUnavailable, statementTimedOut, translateDbError } from '../db/errors.js';
+import { isCancelledStatement, isUnavailable, isWriteClash, statementTimedOut, translateDbError } from '../db/errors.js';
 
 export interface PipelineDeps {
   db: Db;
@@ -511,6 +511,8 @@ export class Pipeline {
       : isCancelledStatement(thrown) ? statementTimedOut(thrown)
       : translateDbError(thrown, RACED);
     if (error.status >= 500) this.deps.log.error('mcp call failed', { request_id: requestId, product: productId, kind, name, err: thrown });
+    // A deadlock answers `conflict`, which is the caller's to retry; the operator still hears of it: two paths lock in different orders.
+    else if (isWriteClash(thrown)) this.deps.log.warn('mcp call ended by PostgreSQL to break a deadlock or serialization failure', { request_id: requestId, product: productId, kind, name, err: thrown });
     const duration = performance.now() - started;
     try {
       await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, duration, requestId), true);

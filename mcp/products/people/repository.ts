@@ -127,7 +127,9 @@ export function peopleRepository(scope: TenantScope) {
     const found = await scope.require<DbProfileRow>(PROFILES, rawManagerId, 'manager');
     // Locked and read as they are now: an offboarding of the manager ends before this call (and is
     // seen here) or starts after it, and then moves this report to the manager's manager too.
-    const manager = (await scope.lock<DbProfileRow>(PROFILES, found.id))!;
+    // FOR SHARE: an offboarding of someone else that moves their reports to this manager (a foreign
+    // key's KEY SHARE, while it holds the person this call locks next) must not wait for it.
+    const manager = (await scope.lock<DbProfileRow>(PROFILES, found.id, 'share'))!;
     if (manager.status === 'offboarded') throw new AppError('conflict', `manager ${manager.id} has been offboarded`);
     let cursor: DbProfileRow | undefined = manager;
     for (let depth = 0; cursor && depth < 1000; depth++) {
