@@ -17,7 +17,10 @@ mcpTest('an access token expiring mid-session is refreshed by the SDK and the se
     const sessionId = transport.sessionId;
     t.falsy((await client.callTool({ name: 'forge.list_conversations', arguments: {} })).isError);
     // The token expires; the GET stream ends and is reconnected (1 s later) with a refreshed token.
-    await sleep(3000);
+    // Waited for rather than timed: on a loaded machine the reconnect comes later, and a call made
+    // before it is refused with the old token first (audited invalid_token), then retried.
+    const refreshed = await until(15_000, async () => (provider.tokens()!.access_token !== first.access_token ? true : undefined), 100);
+    t.true(refreshed, 'the reconnecting GET stream refreshed the token');
     const created = await client.callTool({ name: 'forge.create_conversation', arguments: { title: 'After the hour' } });
     t.falsy(created.isError, JSON.stringify(created));
     t.not(provider.tokens()!.access_token, first.access_token, 'the SDK refreshed');
