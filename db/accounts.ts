@@ -183,9 +183,9 @@ export async function findUserById(db: DbOrTrx, id: string): Promise<User | unde
   return db<DbUserRow>('users').where({ id }).first(...USER_COLUMNS);
 }
 
-/** E-mail addresses by user id, for the ids given (a page of audit records names its people). */
-export async function emailsOf(db: DbOrTrx, ids: readonly string[]): Promise<Map<string, string>> {
-  const unique = [...new Set(ids)];
+/** E-mail addresses by user id, for the ids given, absent ones skipped (a page of audit records names its people). */
+export async function emailsOf(db: DbOrTrx, ids: ReadonlyArray<string | null>): Promise<Map<string, string>> {
+  const unique = [...new Set(ids.filter((id): id is string => id !== null))];
   if (!unique.length) return new Map();
   const rows: Array<{ id: string; email: string }> = await db('users').whereIn('id', unique).select('id', 'email');
   return new Map(rows.map((row) => [row.id, row.email]));

@@ -27,7 +27,7 @@ import type { Catalog } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
 import { hostCheck, unknownHost, type HostCheck } from '../shared/hosts.js';
-import { readBody, type PorticoState } from '../shared/http.js';
+import { bearerToken, readBody, type PorticoState } from '../shared/http.js';
 import { WindowLimiter } from '../shared/rate_limit.js';
 import type { Logger } from '../shared/log.js';
 import { Cancellation } from './cancellation.js';
@@ -137,7 +137,7 @@ export class McpHost {
       }
       if (this.draining) throw new AppError('unavailable', 'this instance is shutting down; try again', { headers: { 'Retry-After': '1', Connection: 'close' } });
       if (ctx.method === 'POST') message = await this.readMessage(ctx);
-      token = bearerOf(ctx);
+      token = bearerToken(ctx.get('authorization'));
 
       let principal: Principal;
       try {
@@ -507,12 +507,6 @@ export class McpHost {
   async close(): Promise<void> {
     await this.sessions.closeAll();
   }
-}
-
-function bearerOf(ctx: Ctx): string | undefined {
-  // RFC 6750 §2.1 only: tokens in the query string are never read (MCP authorization, "Token Requirements").
-  const match = /^Bearer[ ]+([A-Za-z0-9\-._~+/]+=*)[ ]*$/i.exec(ctx.get('authorization'));
-  return match?.[1];
 }
 
 function idOf(message: Record<string, any> | undefined): string | number | null {

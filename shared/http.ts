@@ -12,6 +12,15 @@ export interface PorticoState {
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
+/**
+ * The token of an `Authorization: Bearer …` header (RFC 6750 §2.1; the scheme's name in any case,
+ * RFC 9110 §11.1), undefined for anything else. Tokens in the query string are never read (MCP
+ * authorization, "Token Requirements"): the MCP servers and the console API read them here alone.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  return /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)[ ]*$/i.exec(header ?? '')?.[1];
+}
+
 /** Accepts a caller's X-Request-Id when it is well formed, otherwise makes one. */
 export function requestIdOf(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;

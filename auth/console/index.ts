@@ -11,7 +11,7 @@ import type { Mount, PorticoContext } from '../../app.js';
 import type { Catalog } from '../../shared/catalog.js';
 import { AppError, isAppError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/events.js';
-import { readForm, type PorticoState } from '../../shared/http.js';
+import { bearerToken, readForm, type PorticoState } from '../../shared/http.js';
 import { WindowLimiter } from '../../shared/rate_limit.js';
 import { authenticate, emailsOf, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
 import { appendAudit, auditPages, chainHead, chainPages, dailyActivity, formatCheckpoint, parseCheckpoint, queryAudit, verifyStoredChain, type Head } from '../../db/audit.js';
@@ -66,10 +66,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const header = ctx.get('authorization');
       const challenge = (extra = '') => `Bearer resource_metadata="${prmUrl}", scope="${consoleScopes.join(' ')}"${extra}`;
       try {
-        // RFC 6750 §2.1; the scheme's name is case-insensitive (RFC 9110 §11.1), as the MCP servers take it.
-        const match = /^Bearer[ ]+([A-Za-z0-9._~+/-]+=*)[ ]*$/i.exec(header);
-        if (!match) throw new AppError('invalid_token', 'a bearer token is required', { headers: { 'WWW-Authenticate': challenge() } });
-        const principal = await authenticateBearer(context.db, match[1], resource).catch((error: unknown) => {
+        const token = bearerToken(header);
+        if (!token) throw new AppError('invalid_token', 'a bearer token is required', { headers: { 'WWW-Authenticate': challenge() } });
+        const principal = await authenticateBearer(context.db, token, resource).catch((error: unknown) => {
           const e = translateDbError(error);
           throw new AppError(e.code, e.message, { cause: error, headers: e.status === 401 ? { 'WWW-Authenticate': challenge(`, error="invalid_token"`) } : undefined });
         });
@@ -277,7 +276,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const viewer = viewerOf(ctx);
       const connection = await connectionFor(context.db, viewer, ctx.params.id);
       const { rows } = await queryAudit(context.db, { tenantId: viewer.tenant.id, connectionId: connection.id }, { limit: 20 });
-      const people = await emailsOf(context.db, rows.flatMap((r) => (r.user_id ? [r.user_id] : [])));
+      const people = await emailsOf(context.db, rows.map((r) => r.user_id));
       render(ctx, 'Connection', pages.connectionPage(pageContext(ctx), connection, rows, people), 'connections');
     });
     router.get(`${base}/connections/:id/revoke`, htmlErrors, signedIn, async (ctx) => {
@@ -293,7 +292,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const viewer = viewerOf(ctx);
       const query = Object.fromEntries(Object.entries(ctx.query).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
       const { rows, next } = await auditFor(context.db, viewer, parseAuditQuery(viewer, query));
-      const people = await emailsOf(context.db, rows.flatMap((r) => (r.user_id ? [r.user_id] : [])));
+      const people = await emailsOf(context.db, rows.map((r) => r.user_id));
       render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, isAdmin: viewer.role === 'admin', people }), 'audit');
     });
     router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));

@@ -1,5 +1,5 @@
 /**
- * The console API reads `Authorization` as the MCP servers do (mcp/host.ts bearerOf): the scheme
+ * The console API reads `Authorization` as the MCP servers do (shared/http.ts bearerToken, which both use): the scheme
  * name is case-insensitive (RFC 9110 §11.1) and may be followed by more than one space. A client
  * library that sends `bearer <token>` worked with every MCP server and got 401 from the console API.
  */
