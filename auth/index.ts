@@ -23,6 +23,7 @@ import { describeInstance, liveInstances, registerInstance } from '../db/instanc
 import { errorReturns } from './error_return.js';
 import { PAGE_HEADERS, pageCsp } from './pages.js';
 import { createProvider, guardCodeResource, ROUTES } from './provider.js';
+import { refreshRepeats } from './refresh_repeat.js';
 import { offWhenIdle, providerStorage } from './provider_storage.js';
 import { WindowLimiter } from './rate_limit.js';
 import { ResourceRegistry } from './resources.js';
@@ -46,10 +47,8 @@ export function authMount(options: AuthMountOptions): Mount {
     const { db, log } = context;
     const resources = new ResourceRegistry(options.catalog, context.config);
     const signing = await loadOrCreateSigningKeys(db);
-    const provider = createProvider(context, resources, providerJwks(signing), {
-      refreshReuseGraceMs: options.refreshReuseGraceMs ?? 10_000,
-      fetch: options.fetch,
-    });
+    const refreshReuseGraceMs = options.refreshReuseGraceMs ?? 10_000;
+    const provider = createProvider(context, resources, providerJwks(signing), { refreshReuseGraceMs, fetch: options.fetch });
     if (!(await guardCodeResource(provider))) log.warn('this oidc-provider keeps its grant handlers elsewhere: a code exchange naming a resource the code was not issued for spends the code');
 
     // Work started by provider events (which do not await listeners) finishes before the response
@@ -110,6 +109,8 @@ export function authMount(options: AuthMountOptions): Mount {
         ctx.body = { ...body, scopes_supported: resources.liveScopes(), revocation_endpoint_auth_methods_supported: methods, introspection_endpoint_auth_methods_supported: methods };
       }
     });
+
+    provider.use(refreshRepeats(db, refreshReuseGraceMs, log));
 
     const dispatch = compose(provider.middleware as Koa.Middleware[]);
     app.use(registrationGuard(context, options.registrationsPerMinute ?? 20, (ctx) => overRead.has(ctx)));

@@ -27,6 +27,7 @@ import * as tenantSuspension from './migrations/20261124_0019_tenant_suspension.
 import * as userDisable from './migrations/20261124_0020_user_disable.js';
 import * as instances from './migrations/20261124_0021_instances.js';
 import * as harvestSearchText from './migrations/20261124_0022_harvest_search_text.js';
+import * as refreshAnswers from './migrations/20261125_0023_refresh_answers.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -56,6 +57,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261124_0020_user_disable', userDisable],
   ['20261124_0021_instances', instances],
   ['20261124_0022_harvest_search_text', harvestSearchText],
+  ['20261125_0023_refresh_answers', refreshAnswers],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

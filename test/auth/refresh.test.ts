@@ -1,10 +1,12 @@
 /**
  * Refresh tokens of public clients (checklist D1-D3, D5): rotation on every use; reuse of a
  * rotated token after the grace window revokes the whole grant and its connection; two parallel
- * refreshes of one token leave a working connection and never two token chains.
+ * refreshes of one token (or a retry inside the grace window) get one answer, the same tokens,
+ * so there are never two token chains (auth/refresh_repeat.ts).
  */
+import { request } from 'node:http';
 import test from 'ava';
-import { authenticateBearer, findConnectionByGrant } from '../../db/grant_store.js';
+import { authenticateBearer, findConnectionByGrant, hashTokenId } from '../../db/grant_store.js';
 import { isAppError } from '../../shared/errors.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeWithPassword, refresh, registerClient, tokenRequest } from '../helpers/oauth.js';
@@ -12,6 +14,24 @@ import { PASSWORD, startAuthServer, type AuthServer } from './support.js';
 
 function tokensFor(server: AuthServer) {
   return authorizeWithPassword(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes: ['forge.chat.read'] });
+}
+
+interface TokenBody {
+  access_token: string;
+  refresh_token: string;
+  expires_in: number;
+}
+
+/** A refresh sent from another loopback address (Linux routes all of 127/8 to lo). */
+function refreshFrom(localAddress: string, server: AuthServer, refreshToken: string, clientId: string): Promise<{ status: number; body: { error?: string } }> {
+  const body = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId }).toString();
+  return new Promise((resolve, reject) => {
+    const req = request(`${server.url}/oauth/token`, { method: 'POST', localAddress, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+    });
+    req.on('error', reject).end(body);
+  });
 }
 
 function refreshRequest(server: AuthServer, refreshToken: string, clientId: string) {
@@ -48,29 +68,71 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
-  test(`two parallel refreshes of one token both leave a working connection [${kind}]`, async (t) => {
+  test(`two parallel refreshes of one token get one answer: one rotation, one chain, a working connection [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
       const { db } = server.portico.context;
       const tokens = await tokensFor(server);
-      const [a, b] = await Promise.all([refreshRequest(server, tokens.refreshToken!, tokens.clientId), refreshRequest(server, tokens.refreshToken!, tokens.clientId)]);
-      const results = [{ status: a.status, body: (await a.json()) as Record<string, string> }, { status: b.status, body: (await b.json()) as Record<string, string> }];
-      const winners = results.filter((r) => r.status === 200);
-      t.is(winners.length, 1, `statuses ${results.map((r) => r.status).join(',')}: exactly one rotation, never two chains`);
-      const loser = results.find((r) => r.status !== 200)!;
-      t.is(loser.body.error, 'invalid_grant');
+      const answers = await Promise.all([refreshRequest(server, tokens.refreshToken!, tokens.clientId), refreshRequest(server, tokens.refreshToken!, tokens.clientId)]);
+      t.deepEqual(answers.map((a) => a.status), [200, 200]);
+      const [a, b] = (await Promise.all(answers.map((r) => r.json()))) as TokenBody[];
+      t.is(a.refresh_token, b.refresh_token, 'the same refresh token: one chain');
+      t.is(a.access_token, b.access_token);
+      t.not(a.refresh_token, tokens.refreshToken);
 
-      // The slower of two refreshes often arrives after the first one rotated (two windows, a retry
-      // after a lost response): inside the grace window that is refused, not treated as theft.
+      // A repeat after both answers (a retry after a lost response), inside the grace window.
       const late = await refreshRequest(server, tokens.refreshToken!, tokens.clientId);
-      t.is(late.status, 400);
-      t.is(((await late.json()) as { error: string }).error, 'invalid_grant');
+      t.is(late.status, 200);
+      const again = (await late.json()) as TokenBody;
+      t.is(again.refresh_token, a.refresh_token);
+      t.true(again.expires_in <= a.expires_in);
 
-      const principal = await authenticateBearer(db, winners[0].body.access_token, server.forge);
+      const principal = await authenticateBearer(db, a.access_token, server.forge);
+      const live = await db('oidc_payloads').where({ model: 'RefreshToken', grant_id: principal.grantId }).whereNull('consumed_at');
+      t.is(live.length, 1, 'one live refresh token for the grant');
       t.falsy((await findConnectionByGrant(db, principal.grantId))?.revoked_at, 'the connection survives');
       t.truthy(await authenticateBearer(db, tokens.accessToken, server.forge), 'the earlier access token still works');
-      const next = await refresh(server.url, { refreshToken: winners[0].body.refresh_token, clientId: tokens.clientId });
+      const next = await refresh(server.url, { refreshToken: a.refresh_token, clientId: tokens.clientId });
       t.truthy(await authenticateBearer(db, next.accessToken, server.forge));
+      t.deepEqual(server.published, []);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`the stored answer for repeats holds no usable token [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { db } = server.portico.context;
+      const tokens = await tokensFor(server);
+      const answer = (await (await refreshRequest(server, tokens.refreshToken!, tokens.clientId)).json()) as TokenBody;
+      const row = await db('oidc_payloads').where({ model: 'RefreshToken', id: hashTokenId(tokens.refreshToken!) }).first();
+      t.truthy(row?.successor, 'the rotated token\'s row holds the sealed answer');
+      const everything = JSON.stringify(await db('oidc_payloads').select());
+      for (const token of [answer.access_token, answer.refresh_token, tokens.refreshToken!]) t.false(everything.includes(token));
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a repeat that differs from the refresh it repeats is refused and the connection lives [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { db } = server.portico.context;
+      const tokens = await tokensFor(server);
+      const first = (await (await refreshRequest(server, tokens.refreshToken!, tokens.clientId)).json()) as TokenBody;
+
+      const narrower = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken!, client_id: tokens.clientId, scope: 'forge.chat.read' });
+      t.is(narrower.status, 400, 'other parameters');
+      t.is(((await narrower.json()) as { error: string }).error, 'invalid_grant');
+      const other = await registerClient(server.url);
+      const foreign = await refreshRequest(server, tokens.refreshToken!, other.client_id);
+      t.is(((await foreign.json()) as { error: string }).error, 'invalid_grant', 'another client');
+      const elsewhere = await refreshFrom('127.0.0.2', server, tokens.refreshToken!, tokens.clientId);
+      t.is(elsewhere.status, 400, 'another address');
+      t.is(elsewhere.body.error, 'invalid_grant');
+
+      t.truthy(await authenticateBearer(db, first.access_token, server.forge), 'the connection lives');
       t.deepEqual(server.published, []);
     } finally {
       await server.close();

@@ -1,14 +1,11 @@
 /**
  * Two tool calls of one chat assistant in parallel (models call tools in parallel) just after its
- * access token expired: both get 401 and the SDK refreshes twice with the same refresh token. The
- * grace window keeps the connection alive (docs/auth.md "parallel refreshes"), but the slower
- * refresh is answered invalid_grant; the SDK then forgets its tokens (invalidateCredentials, as
- * real clients implement it) and sends the person to sign in and consent again, and the call fails.
- *
- * Kept as a known failure: Portico refuses the second refresh on purpose (docs/auth.md: a refresh
- * token is used once, never two chains; the 10 s grace window only spares the connection). A client
- * that refreshes once for parallel calls (single-flight) is not affected. When this passes, ava
- * reports it, and `.failing` must be removed.
+ * access token expired: both get 401 and the SDK refreshes twice with the same refresh token.
+ * The slower refresh repeats the first inside the grace window, so it gets the first one's answer
+ * (auth/refresh_repeat.ts, docs/auth.md "parallel refreshes"): both calls are answered, the person
+ * is not asked again, and the client keeps one connection. Before, the slower refresh was refused
+ * invalid_grant; the SDK then forgot its tokens (invalidateCredentials, as real clients implement
+ * it) and sent the person to sign in and consent again.
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
@@ -16,7 +13,7 @@ import { startMcpServer } from '../helpers/mcp.js';
 import { assistant, expireAccessToken, signedIn, sleep } from './sdk_journeys_support.js';
 
 for (const kind of databasesUnderTest()) {
-  test.failing(`two parallel calls at token expiry are both answered without asking the person again [${kind}]`, async (t) => {
+  test(`two parallel calls at token expiry are both answered without asking the person again [${kind}]`, async (t) => {
     const server = await startMcpServer(kind);
     t.teardown(() => server.close());
     const provider = assistant(server);
