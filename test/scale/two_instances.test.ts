@@ -14,7 +14,7 @@ import { EventBus } from '../../shared/events.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
 import { issueAccessToken } from '../helpers/grants.js';
 import { DEMO_PASSWORD, MCP_HEADERS, readRaw } from '../helpers/mcp.js';
-import { authorizeWithPassword } from '../helpers/oauth.js';
+import { authorizeWithPassword, tokenRequest } from '../helpers/oauth.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 interface Pair {
@@ -192,6 +192,22 @@ pgTest('an instance that stops in the middle of a transaction holds an audit cha
     t.is((await post(at(pair.b), token, list(3), await session(at(pair.b), token))).status, 200);
   } finally {
     await stalled.rollback().catch(() => undefined);
+    await pair.close();
+  }
+});
+
+pgTest('a refresh repeated at the other instance gets the same answer [postgres]', async (t) => {
+  const pair = await twoInstances();
+  try {
+    const tokens = await authorizeWithPassword(pair.a.url, { email: 'admin@acme.example', password: DEMO_PASSWORD, tenant: 'acme', resource: `${pair.mcpUrl}/forge`, scopes: ['forge.chat.read'] });
+    const refreshAt = (server: TestServer) => tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken!, client_id: tokens.clientId });
+    const answers = await Promise.all([refreshAt(pair.a), refreshAt(pair.b)]);
+    t.deepEqual(answers.map((a) => a.status), [200, 200]);
+    const [first, second] = (await Promise.all(answers.map((a) => a.json()))) as { access_token: string; refresh_token: string }[];
+    t.deepEqual([second.access_token, second.refresh_token], [first.access_token, first.refresh_token], 'one chain across the instances');
+    const call = await post(at(pair.b), first.access_token, list(1), await session(at(pair.b), first.access_token));
+    t.is(call.status, 200);
+  } finally {
     await pair.close();
   }
 });
