@@ -67,7 +67,7 @@ function holdStream(url: string, token: string, sessionId: string, agent: http.A
 
 export async function sessionMemory(): Promise<SessionMemory> {
   const database = await createDatabase('sqlite');
-  const server = await startPortico(database, { env: { MAX_SESSIONS_PER_CONNECTION: '1000' } });
+  const server = await startPortico(database, { env: { MAX_SESSIONS_PER_CONNECTION: '1000', MAX_SESSIONS_PER_USER: '2000' } });
   const pool = database.connect();
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   const streams: http.ClientRequest[] = [];

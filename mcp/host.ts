@@ -108,7 +108,7 @@ export class McpHost {
   private draining = false;
 
   constructor(private readonly deps: HostDeps) {
-    this.sessions = new SessionRegistry({ idleMs: deps.config.sessionIdleMs, maxPerConnection: deps.config.maxSessionsPerConnection });
+    this.sessions = new SessionRegistry({ idleMs: deps.config.sessionIdleMs, maxPerConnection: deps.config.maxSessionsPerConnection, maxPerUser: deps.config.maxSessionsPerUser });
     this.allowedOrigins = new Set([deps.config.authUrl, deps.config.mcpUrl, deps.config.apiUrl].map((url) => new URL(url).origin).concat(deps.config.mcpCorsOrigins));
     this.allowedHost = hostCheck(deps.config);
     this.limiter = new WindowLimiter(deps.config.rateLimitPerMinute, 60_000);

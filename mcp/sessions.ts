@@ -2,8 +2,8 @@
  * Live MCP sessions of this instance. A session belongs to the connection (grant) and the user
  * that initialised it; a session id presented with anyone else's token is treated as unknown
  * (404), never served (MCP security best practices, "Session Hijacking"). Sessions end on idle
- * time-out, on revocation of their connection, when the connection opens more than the cap
- * (the least recently used goes), and on shutdown.
+ * time-out, on revocation of their connection, when the connection, or the person across all
+ * their connections, opens more than the cap (the least recently used goes), and on shutdown.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -31,7 +31,7 @@ export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly options: { idleMs: number; maxPerConnection: number }) {
+  constructor(private readonly options: { idleMs: number; maxPerConnection: number; maxPerUser: number }) {
     this.sweeper = setInterval(() => this.closeIdle(), Math.max(250, Math.min(options.idleMs / 4, 60_000)));
     this.sweeper.unref();
   }
@@ -48,11 +48,20 @@ export class SessionRegistry {
     return session;
   }
 
-  /** Registers a new session; over the cap, the connection's least recently used session is closed. */
+  /**
+   * Registers a new session. Over a cap, the least recently used sessions go: the connection's,
+   * then the person's across their connections (each consent is a connection, so the connection
+   * cap alone would let one person hold any number of sessions).
+   */
   add(session: Session): void {
     this.sessions.set(session.id, session);
-    const mine = [...this.sessions.values()].filter((s) => s.connectionId === session.connectionId).sort((a, b) => a.lastActiveAt - b.lastActiveAt);
-    for (const old of mine.slice(0, Math.max(0, mine.length - this.options.maxPerConnection))) void this.close(old.id);
+    this.closeOver((s) => s.connectionId === session.connectionId, this.options.maxPerConnection);
+    this.closeOver((s) => s.userId === session.userId, this.options.maxPerUser);
+  }
+
+  private closeOver(belongs: (s: Session) => boolean, cap: number): void {
+    const open = [...this.sessions.values()].filter(belongs).sort((a, b) => a.lastActiveAt - b.lastActiveAt);
+    for (const old of open.slice(0, Math.max(0, open.length - cap))) void this.close(old.id);
   }
 
   /**

@@ -57,6 +57,8 @@ export interface Config {
   toolTimeoutMs: number;
   sessionIdleMs: number;
   maxSessionsPerConnection: number;
+  /** Open MCP sessions of one person on one instance, across their connections. */
+  maxSessionsPerUser: number;
   /** Time allowed to receive a whole request (headers and body); slow senders are cut off (checklist R11). */
   requestTimeoutMs: number;
   /** Extra host names the MCP servers answer to, besides those of the public URLs and loopback ('*': any). */
@@ -101,6 +103,7 @@ export function loadConfig(env: Env = process.env): Config {
     toolTimeoutMs,
     sessionIdleMs: integer(env, 'SESSION_IDLE_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
     maxSessionsPerConnection: integer(env, 'MAX_SESSIONS_PER_CONNECTION', 10, 1, 1_000),
+    maxSessionsPerUser: integer(env, 'MAX_SESSIONS_PER_USER', 50, 1, 10_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 500, 3_600_000),
     allowedHosts: hostList(env, 'ALLOWED_HOSTS'),
     mcpCorsOrigins: originList(env, 'MCP_CORS_ORIGINS'),

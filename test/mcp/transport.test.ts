@@ -110,6 +110,19 @@ mcpTest('sessions per connection are capped: the least recently used one is clos
   t.is((await rawCall(server, token, 'forge', 'tools/list', {}, { sessionId: third })).status, 200);
 }, { env: { MAX_SESSIONS_PER_CONNECTION: '2' } });
 
+mcpTest('sessions per person are capped across their connections: the least recently used one is closed', async (t, server) => {
+  const connections = await Promise.all([1, 2, 3].map(() => grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT })));
+  const [first, second] = [await openSession(server, connections[0].token, 'forge'), await openSession(server, connections[1].token, 'forge')];
+  const other = await grant(server, { product: 'forge', tenant: 'acme', user: 'member@acme.example', scopes: CHAT });
+  const others = await openSession(server, other.token, 'forge');
+  t.is((await rawCall(server, connections[0].token, 'forge', 'tools/list', {}, { sessionId: first })).status, 200);
+  const third = await openSession(server, connections[2].token, 'forge');
+  t.is((await rawCall(server, connections[1].token, 'forge', 'tools/list', {}, { sessionId: second })).status, 404, 'the person\'s least recently used went');
+  for (const [token, sessionId] of [[connections[0].token, first], [connections[2].token, third], [other.token, others]]) {
+    t.is((await rawCall(server, token, 'forge', 'tools/list', {}, { sessionId })).status, 200);
+  }
+}, { env: { MAX_SESSIONS_PER_USER: '2' } });
+
 mcpTest('an idle session is closed after SESSION_IDLE_MS', async (t, server) => {
   const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const sessionId = await openSession(server, token, 'forge');
