@@ -18,16 +18,17 @@ import { SurfaceRegistry } from './db/surfaces.js';
 
 /**
  * `events` lets a test hold the bus the parts share (e.g. to watch revocations reach the MCP host);
- * `products` lets a test serve an extra test-only product beside the real ones.
+ * `products` lets a test serve an extra test-only product beside the real ones; `revokedSweepMs`
+ * lets a test tell the revocation event from the sweep that backs it up (mcp/index.ts).
  */
-export function defaultMounts(options: { events?: EventBus; products?: readonly ProductDefinition<any>[] } = {}): Mount[] {
+export function defaultMounts(options: { events?: EventBus; products?: readonly ProductDefinition<any>[]; revokedSweepMs?: number } = {}): Mount[] {
   const products = options.products ?? PRODUCTS;
   const surfaces = new SurfaceRegistry(new Map(products.map((p) => [p.id, p.status])));
   const catalog = buildCatalog(products, (id) => surfaces.isLive(id));
   const events = options.events ?? new EventBus();
   // The MCP host first: its requests, the hot path, then never pass the authorization server's
   // middleware (oidc-provider's router and its per-request AsyncLocalStorage context).
-  return [eventRelayMount(events), surfacesMount(surfaces, events), mcpMount({ catalog, events }), hostGuardMount, authMount({ catalog, events }), consoleMount({ catalog, events })];
+  return [eventRelayMount(events), surfacesMount(surfaces, events), mcpMount({ catalog, events, revokedSweepMs: options.revokedSweepMs }), hostGuardMount, authMount({ catalog, events }), consoleMount({ catalog, events })];
 }
 
 /** The authorization server and the console answer only to Portico's own names (shared/hosts.ts); the MCP host checks its own. */

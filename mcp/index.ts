@@ -21,7 +21,7 @@ import { Pipeline } from './pipeline.js';
 import { PrincipalCache } from './principal_cache.js';
 import { inventory, listTools, protectedResourceMetadata, type PublicDeps } from './rest.js';
 
-export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventBus }): Mount {
+export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }: { catalog: Catalog; events: EventBus; revokedSweepMs?: number }): Mount {
   return (app, context) => {
     const { config, db, log, metrics } = context;
     const isLive = (id: string) => catalog.isLive(id);
@@ -60,7 +60,7 @@ export function mcpMount({ catalog, events }: { catalog: Catalog; events: EventB
     context.onClose(sweepRevoked(() => [...new Set([...host.sessions.connectionIds(), ...principals.connectionIds()])], db, (id) => {
       principals.dropConnection(id);
       return host.sessions.closeConnection(id, revoked());
-    }, log));
+    }, log, revokedSweepMs));
     context.onDrain(() => host.drain());
     context.onClose(async () => {
       await host.close();
@@ -150,7 +150,7 @@ export const REVOKED_SWEEP_MS = 1_000;
  * long a cached token and an open stream outlive a revocation nobody announced. One indexed query
  * per second per instance (~1 ms with a full cache).
  */
-function sweepRevoked(watched: () => string[], db: Db, close: (connectionId: string) => Promise<void>, log: Logger): () => void {
+function sweepRevoked(watched: () => string[], db: Db, close: (connectionId: string) => Promise<void>, log: Logger, everyMs: number): () => void {
   let running = false;
   const sweep = async () => {
     const ids = watched();
@@ -162,7 +162,7 @@ function sweepRevoked(watched: () => string[], db: Db, close: (connectionId: str
     if (running) return;
     running = true;
     sweep().catch((err: unknown) => log.warn('checking open sessions for revoked connections failed', { err })).finally(() => (running = false));
-  }, REVOKED_SWEEP_MS);
+  }, everyMs);
   timer.unref();
   return () => clearInterval(timer);
 }

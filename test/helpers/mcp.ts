@@ -50,13 +50,15 @@ export interface McpServerOptions extends TestServerOptions {
   products?: readonly ProductDefinition<any>[];
   /** Mounts to run before the default ones (e.g. a test-only table). */
   before?: Mount[];
+  /** How often the MCP host looks for revocations it was not told about (default REVOKED_SWEEP_MS). */
+  revokedSweepMs?: number;
 }
 
 /** A real server with tenants acme and globex, their users and every product's demo rows. */
 export async function startMcpServer(kind: DbKind, options: McpServerOptions = {}): Promise<McpTestServer> {
   const events = new EventBus();
-  const { products, before = [], ...serverOptions } = options;
-  const server = await startTestServer(kind, { mounts: [...before, ...defaultMounts({ events, products })], ...serverOptions });
+  const { products, before = [], revokedSweepMs, ...serverOptions } = options;
+  const server = await startTestServer(kind, { mounts: [...before, ...defaultMounts({ events, products, revokedSweepMs })], ...serverOptions });
   const db = server.portico.context.db;
   await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
   const tenantRows: Array<{ id: string; slug: string }> = await db('tenants').select('id', 'slug');
