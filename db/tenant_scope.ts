@@ -128,6 +128,18 @@ export class TenantScope {
     return (await (mode === 'share' ? query.forShare() : query.forUpdate())) as Row | undefined;
   }
 
+  /**
+   * `require`, then `lock`: a record the caller supplied, locked and read as it is now, for a change
+   * decided on and computed from what it will replace (`share`: from what it relies on). Deleted by
+   * a call that committed while this one waited for the lock → not_found, as it would be a moment later.
+   */
+  async requireLocked<Row extends object = any>(table: string, rawId: string, entity: string, mode: 'update' | 'share' = 'update'): Promise<Row> {
+    const { id } = await this.require<{ id: string }>(table, rawId, entity);
+    const row = await this.lock<Row>(table, id, mode);
+    if (!row) throw new AppError('not_found', `no ${entity} with id ${id}`);
+    return row;
+  }
+
   async update(table: string, id: string, patch: Record<string, unknown>): Promise<number> {
     return this.from(table).where(`${table}.id`, id).update(patch);
   }

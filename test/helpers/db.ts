@@ -8,9 +8,11 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import knexFactory from 'knex';
 import test, { type ExecutionContext } from 'ava';
+import type { Knex } from 'knex';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { connectDatabase, type Db } from '../../db/connect.js';
 import { migrateLatest } from '../../db/migrate.js';
+import { until } from './poll.js';
 
 export type DbKind = 'sqlite' | 'postgres';
 
@@ -99,4 +101,35 @@ export function testOnEachDatabase(title: string, body: (t: ExecutionContext, da
       }
     });
   }
+}
+
+export interface HeldRow {
+  /** The holder's transaction: what it writes, another writer commits when the row is released. */
+  trx: Knex.Transaction;
+  /** True once `n` sessions wait for the row: directly, or queued behind one that does (false after 10 s). */
+  waiting(n: number): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+/**
+ * PostgreSQL: one row held FOR UPDATE by a transaction of the test's own, so that calls racing
+ * for it are lined up in a chosen order: each call sent after `waiting(n)` of the calls before it
+ * queues behind them, and they run in that order once the row is released.
+ */
+export async function holdRow(db: Knex, table: string, id: string): Promise<HeldRow> {
+  const trx = await db.transaction();
+  await trx(table).where({ id }).forUpdate().select('id');
+  const holder: number = (await trx.raw('select pg_backend_pid() as pid')).rows[0].pid;
+  // Sessions blocked by the holder, or by a session that is (a waiter holds the row's place in the queue).
+  const blocked = `with recursive blocked(pid) as (
+      select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))
+      union select a.pid from pg_stat_activity a join blocked b on b.pid = any(pg_blocking_pids(a.pid)))
+    select count(*)::int as n from blocked`;
+  return {
+    trx,
+    waiting: async (n) => (await until(10_000, async () => ((await db.raw(blocked, [holder])).rows[0].n >= n ? true : undefined), 20)) ?? false,
+    release: async () => {
+      await trx.commit();
+    },
+  };
 }

@@ -199,8 +199,8 @@ export async function auditOf(server: McpTestServer, tenant: 'acme' | 'globex', 
 }
 
 /** Registers `title [sqlite]` and `title [postgres]`, each with its own server (see startMcpServer). */
-export function mcpTest(title: string, body: (t: ExecutionContext, server: McpTestServer) => Promise<void>, options: McpServerOptions = {}): void {
-  for (const kind of databasesUnderTest()) {
+export function mcpTest(title: string, body: (t: ExecutionContext, server: McpTestServer) => Promise<void>, options: McpServerOptions = {}, kinds = databasesUnderTest()): void {
+  for (const kind of kinds) {
     test(`${title} [${kind}]`, async (t) => {
       const server = await startMcpServer(kind, options);
       try {
@@ -210,4 +210,10 @@ export function mcpTest(title: string, body: (t: ExecutionContext, server: McpTe
       }
     });
   }
+}
+
+/** `title [postgres]` only (row locks held across concurrent writers); declared skipped when PostgreSQL is not under test. */
+export function mcpPostgresTest(title: string, body: (t: ExecutionContext, server: McpTestServer) => Promise<void>, options: McpServerOptions = {}): void {
+  if (databasesUnderTest().includes('postgres')) mcpTest(title, body, options, ['postgres']);
+  else test.skip(`${title} [postgres]`, () => {});
 }

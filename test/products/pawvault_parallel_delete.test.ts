@@ -1,11 +1,12 @@
 /**
  * A pet deleted while health records are being written for it: each record either lands before
  * the deletion (and goes with the pet, counted in what the deletion reports) or answers not_found;
- * none fails as internal, and no record outlives its pet, on every database.
+ * none fails as internal, and no record outlives its pet, on every database. An update of the pet
+ * waiting for the deletion answers not_found (PostgreSQL).
  */
-import { connect, mcpTest, auditOf } from '../helpers/mcp.js';
+import { connect, mcpPostgresTest, mcpTest, auditOf } from '../helpers/mcp.js';
 import { pawvault } from '../../mcp/products/pawvault/index.js';
-import { call, confirmation, unexpected } from './parallel_support.js';
+import { call, confirmation, connections, inLine, unexpected } from './parallel_support.js';
 
 const HEALTH = ['pawvault_vaccinations', 'pawvault_visits', 'pawvault_medications'];
 
@@ -34,5 +35,21 @@ mcpTest('health records written while their pet is deleted land before the delet
     t.deepEqual(records.filter((r) => !['ok', 'not_found'].includes(r.outcome)).map((r) => `${r.name} ${r.outcome}`), [], 'audited as ok or not_found');
   } finally {
     await close();
+  }
+});
+
+mcpPostgresTest('a pet deleted while an update of it waits answers the update with not_found', async (t, server) => {
+  const [a, b] = await connections(server, { product: 'pawvault', tenant: 'acme', scopes: Object.keys(pawvault.scopes) }, 2);
+  try {
+    const pet = await call(a.client, 'pawvault.add_pet', { name: 'Leaving', species: 'cat' });
+    t.true(pet.ok, JSON.stringify(pet));
+    const [deleted, updated] = await inLine(t, server.db, 'pawvault_pets', pet.value.id, [
+      await confirmation(a.client, 'pawvault.delete_pet', { pet_id: pet.value.id }),
+      () => call(b.client, 'pawvault.update_pet', { pet_id: pet.value.id, weight_kg: 4.2 }),
+    ]);
+    t.true(deleted.ok, JSON.stringify(deleted));
+    t.is(updated.code, 'not_found', JSON.stringify(updated));
+  } finally {
+    await Promise.all([a.close(), b.close()]);
   }
 });

@@ -208,16 +208,12 @@ export function aegisRepository(scope: TenantScope) {
 
     /** Resolving twice changes nothing: the first resolution (who, when, note) is kept. */
     async resolve(rawId: string, by: string, note: string | null): Promise<FindingView & { already_resolved: boolean }> {
-      const row = await scope.require<DbFindingRow>('aegis_findings', rawId, 'finding');
+      // Locked first and read as it is now: a resolution committed while this call waited is the
+      // first, and is kept; a finding deleted with its scan meanwhile is not_found.
+      const row = await scope.requireLocked<DbFindingRow>('aegis_findings', rawId, 'finding');
       if (row.status === 'resolved') return { ...findingView(row), already_resolved: true };
       const patch = { status: 'resolved' as const, resolved_at: Date.now(), resolved_by: by, resolution_note: note };
-      const changed = await scope.from('aegis_findings').where({ id: row.id, status: 'open' }).update(patch);
-      if (!changed) {
-        // Resolved by a call that ran at the same time: its resolution is the first, and is kept.
-        const current = await scope.from<DbFindingRow>('aegis_findings').where('aegis_findings.id', row.id).first();
-        if (current?.status === 'resolved') return { ...findingView(current), already_resolved: true };
-        throw new AppError('conflict', 'the finding changed while this call ran; read it again');
-      }
+      await scope.update('aegis_findings', row.id, patch);
       return { ...findingView({ ...row, ...patch }), already_resolved: false };
     },
   };

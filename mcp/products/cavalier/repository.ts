@@ -287,6 +287,15 @@ export function cavalierRepository(scope: TenantScope) {
     return scope.from<DbMilestoneRow>('cavalier_sow_milestones').where('sow_id', sowId).orderBy('position');
   }
 
+  /**
+   * The deal a new quote or statement of work is for, locked FOR SHARE and read as it is now: a
+   * close committed while this call waited is seen (nothing is added to a lost deal), and one that
+   * comes later waits for the record this call adds.
+   */
+  async function requireDealAsItIs(rawId: string): Promise<DbDealRow> {
+    return scope.requireLocked<DbDealRow>('cavalier_deals', rawId, 'deal', 'share');
+  }
+
   const deals = {
     async list(filter: { stage?: DealStage; customer?: string; limit?: number; cursor?: string }): Promise<Page<DealView>> {
       const query = scope.from('cavalier_deals');
@@ -354,7 +363,7 @@ export function cavalierRepository(scope: TenantScope) {
       let dealId: string | null = null;
       let customer = input.customer;
       if (input.deal_id) {
-        const deal = await scope.require<DbDealRow>('cavalier_deals', input.deal_id, 'deal');
+        const deal = await requireDealAsItIs(input.deal_id);
         if (deal.currency !== input.currency) {
           throw new AppError('invalid_arguments', `currency: the deal is in ${deal.currency}; a quote for it must be too`, { details: { field: 'currency' } });
         }
@@ -394,7 +403,9 @@ export function cavalierRepository(scope: TenantScope) {
     },
 
     async setStatus(rawId: string, status: QuoteStatus): Promise<QuoteView & { previous_status: QuoteStatus }> {
-      const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
+      // Locked first and read as it is now: a move committed while this call waited is refused as
+      // a move from the status it left, a quote deleted meanwhile is not_found.
+      const row = await scope.requireLocked<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
       if (!QUOTE_TRANSITIONS[row.status].includes(status)) refuseTransition('quote', 'status', row.status, status, QUOTE_TRANSITIONS[row.status]);
       // An offer past its last valid day can be rejected, not accepted.
       if (status === 'accepted' && row.valid_until !== null && Number(row.valid_until) < startOfToday()) {
@@ -402,17 +413,14 @@ export function cavalierRepository(scope: TenantScope) {
       }
       const at = now();
       const patch: Partial<DbQuoteRow> = { status, updated_at: at, ...(status === 'sent' ? { sent_at: at } : { decided_at: at }) };
-      const changed = await scope.from('cavalier_quotes').where({ id: row.id, status: row.status }).update(patch);
-      if (!changed) throw new AppError('conflict', 'the quote changed while this call ran; read it again');
+      await scope.update('cavalier_quotes', row.id, patch);
       return { ...quoteView({ ...row, ...patch }, await quoteLines(row.id)), previous_status: row.status };
     },
 
     /** Accepted quotes are commercial commitments and are kept; anything else may be deleted. */
     async delete(rawId: string) {
-      const found = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
       // Locked first and read as it is now: a decision recorded meanwhile is seen, and an accepted quote kept.
-      const row = await scope.lock<DbQuoteRow>('cavalier_quotes', found.id);
-      if (!row) throw new AppError('not_found', `no quote with id ${found.id}`);
+      const row = await scope.requireLocked<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
       if (row.status === 'accepted') {
         throw new AppError('conflict', 'the quote was accepted by the customer and is kept as a record; it cannot be deleted', { details: { field: 'quote_id' } });
       }
@@ -437,7 +445,7 @@ export function cavalierRepository(scope: TenantScope) {
     },
 
     async create(input: NewSow): Promise<SowView> {
-      const deal = await scope.require<DbDealRow>('cavalier_deals', input.deal_id, 'deal');
+      const deal = await requireDealAsItIs(input.deal_id);
       if (!SOW_DEAL_STAGES.includes(deal.stage)) {
         throw new AppError('conflict', `the deal is at stage ${deal.stage}; a statement of work needs a deal at ${SOW_DEAL_STAGES.join(' or ')}`, {
           details: { field: 'deal_id', stage: deal.stage },

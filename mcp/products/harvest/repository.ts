@@ -204,26 +204,26 @@ export function harvestRepository(scope: TenantScope) {
     },
 
     async update(rawId: string, patch: LotPatch): Promise<LotView & { changed: string[] }> {
-      const row = await scope.require<DbLotRow>('harvest_lots', rawId, 'lot');
+      // Locked first and read as it is now: the checks, the fields that change and the answer are
+      // of the lot as the calls before this one left it, and as this one stores it.
+      const row = await scope.requireLocked<DbLotRow>('harvest_lots', rawId, 'lot');
       refuseFinal(row);
       if (patch.status !== undefined) refuseMove(row, patch.status);
       refuseRelabelledValue(row, patch);
       const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbLotRow]));
       if (!Object.keys(changes).length) return { ...lotView(row), changed: [] };
       const next = { ...row, ...changes, updated_at: Date.now() };
-      const changed = await scope.from('harvest_lots').where({ id: row.id, status: row.status }).update({ ...changes, updated_at: next.updated_at });
-      if (!changed) throw new AppError('conflict', 'the lot changed while this call ran; read it again');
+      await scope.update('harvest_lots', row.id, { ...changes, updated_at: next.updated_at });
       return { ...lotView(next), changed: Object.keys(changes) };
     },
 
-    /** The lot's last move, sold or scrapped; guarded by the status read, like every move. */
+    /** The lot's last move, sold or scrapped; locked first, like every change of a lot. */
     async close(rawId: string, outcome: (typeof LOT_OUTCOMES)[number]): Promise<LotView & { previous_status: LotStatus }> {
-      const row = await scope.require<DbLotRow>('harvest_lots', rawId, 'lot');
+      const row = await scope.requireLocked<DbLotRow>('harvest_lots', rawId, 'lot');
       refuseFinal(row);
       refuseMove(row, outcome);
       const patch = { status: outcome, updated_at: Date.now() };
-      const changed = await scope.from('harvest_lots').where({ id: row.id, status: row.status }).update(patch);
-      if (!changed) throw new AppError('conflict', 'the lot changed while this call ran; read it again');
+      await scope.update('harvest_lots', row.id, patch);
       return { ...lotView({ ...row, ...patch }), previous_status: row.status };
     },
 
@@ -260,7 +260,8 @@ export function harvestRepository(scope: TenantScope) {
     },
 
     async update(rawId: string, patch: ReportPatch): Promise<ReportView & { changed: string[] }> {
-      const row = await scope.require<DbReportRow>('harvest_reports', rawId, 'report');
+      // Locked first and read as it is now: the answer is the report as this call stores it.
+      const row = await scope.requireLocked<DbReportRow>('harvest_reports', rawId, 'report');
       const fields = Object.keys(patch).filter((key) => patch[key as keyof ReportPatch] !== undefined);
       if (!fields.length) return { ...reportView(row), changed: [] };
       const changes = { ...searchable(patch), updated_at: Date.now() };

@@ -1,7 +1,7 @@
 /**
  * herald's data: subscribers, broadcasts (draft → scheduled → sent) and trust-center documents
- * (draft ⇄ published). Every query goes through the tenant scope; transitions are conditional
- * updates, so two concurrent calls cannot both move the same record.
+ * (draft ⇄ published). Every query goes through the tenant scope; a transition locks its record
+ * first, so two concurrent calls cannot both move it, nor count from the same version.
  */
 import { AppError } from '../../../shared/errors.js';
 import { translate } from '../../../db/errors.js';
@@ -123,20 +123,28 @@ export function heraldRepository(scope: TenantScope) {
     return scope.require<DbDocumentRow>(DOCUMENTS, rawId, 'document');
   }
 
-  /** Moves a broadcast from one of `from` to a new state, or explains why it cannot. */
-  async function transitionBroadcast(row: DbBroadcastRow, from: BroadcastStatus[], patch: Partial<DbBroadcastRow>, refusal: string): Promise<DbBroadcastRow> {
-    if (!from.includes(row.status)) throw new AppError('conflict', `broadcast ${row.id} is ${row.status}; ${refusal}`, { details: { status: row.status } });
-    const updated = await scope.from(BROADCASTS).where(`${BROADCASTS}.id`, row.id).whereIn('status', from).update({ ...patch, updated_at: Date.now() });
-    // Another call moved it between our read and our update.
-    if (updated !== 1) throw new AppError('conflict', `broadcast ${row.id} changed while this call ran; read it again`);
-    return (await scope.from<DbBroadcastRow>(BROADCASTS).where(`${BROADCASTS}.id`, row.id).first())!;
+  /**
+   * Moves a broadcast from one of `from` to a new state, or explains why it cannot. Locked first
+   * and read as it is now: calls moving the same broadcast take turns, and each decides on, and
+   * computes its change from, what the one before left.
+   */
+  async function transitionBroadcast(
+    rawId: string, from: BroadcastStatus[], change: (row: DbBroadcastRow) => Partial<DbBroadcastRow> | Promise<Partial<DbBroadcastRow>>, refusal: (status: BroadcastStatus) => string,
+  ): Promise<DbBroadcastRow> {
+    const row = await scope.requireLocked<DbBroadcastRow>(BROADCASTS, rawId, 'broadcast');
+    if (!from.includes(row.status)) throw new AppError('conflict', `broadcast ${row.id} is ${row.status}; ${refusal(row.status)}`, { details: { status: row.status } });
+    const patch = { ...(await change(row)), updated_at: Date.now() };
+    await scope.update(BROADCASTS, row.id, patch);
+    return { ...row, ...patch };
   }
 
-  async function transitionDocument(row: DbDocumentRow, from: DocumentStatus, patch: Partial<DbDocumentRow>, refusal: string): Promise<DbDocumentRow> {
+  /** As transitionBroadcast: a publish counts its version from the one the last publish left. */
+  async function transitionDocument(rawId: string, from: DocumentStatus, change: (row: DbDocumentRow) => Partial<DbDocumentRow>, refusal: string): Promise<DbDocumentRow> {
+    const row = await scope.requireLocked<DbDocumentRow>(DOCUMENTS, rawId, 'document');
     if (row.status !== from) throw new AppError('conflict', `document ${row.id} is ${row.status}; ${refusal}`, { details: { status: row.status } });
-    const updated = await scope.from(DOCUMENTS).where(`${DOCUMENTS}.id`, row.id).where('status', from).update({ ...patch, updated_at: Date.now() });
-    if (updated !== 1) throw new AppError('conflict', `document ${row.id} changed while this call ran; read it again`);
-    return (await scope.from<DbDocumentRow>(DOCUMENTS).where(`${DOCUMENTS}.id`, row.id).first())!;
+    const patch = { ...change(row), updated_at: Date.now() };
+    await scope.update(DOCUMENTS, row.id, patch);
+    return { ...row, ...patch };
   }
 
   return {
@@ -196,27 +204,25 @@ export function heraldRepository(scope: TenantScope) {
       },
 
       async update(rawId: string, patch: { title?: string; body?: string; audience?: Audience }): Promise<BroadcastView> {
-        const row = await requireBroadcast(rawId);
         const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
-        return broadcastView(await transitionBroadcast(row, ['draft'], changes, 'only a draft can be edited (unschedule a scheduled broadcast first; a sent one is final)'));
+        return broadcastView(await transitionBroadcast(rawId, ['draft'], () => changes, () => 'only a draft can be edited (unschedule a scheduled broadcast first; a sent one is final)'));
       },
 
       async schedule(rawId: string, at: number): Promise<BroadcastView> {
-        const row = await requireBroadcast(rawId);
         if (at <= Date.now()) throw new AppError('invalid_arguments', 'send_at: must be in the future', { details: { field: 'send_at' } });
-        return broadcastView(await transitionBroadcast(row, ['draft'], { status: 'scheduled', scheduled_for: at }, 'only a draft can be scheduled'));
+        return broadcastView(await transitionBroadcast(rawId, ['draft'], () => ({ status: 'scheduled', scheduled_for: at }), () => 'only a draft can be scheduled'));
       },
 
       async unschedule(rawId: string): Promise<BroadcastView> {
-        const row = await requireBroadcast(rawId);
-        return broadcastView(await transitionBroadcast(row, ['scheduled'], { status: 'draft', scheduled_for: null }, 'only a scheduled broadcast can be returned to draft'));
+        return broadcastView(await transitionBroadcast(rawId, ['scheduled'], () => ({ status: 'draft', scheduled_for: null }), () => 'only a scheduled broadcast can be returned to draft'));
       },
 
       async send(rawId: string, userId: string, recipients: (audience: Audience) => Promise<number>): Promise<BroadcastView> {
-        const row = await requireBroadcast(rawId);
-        const refusal = row.status === 'draft' ? 'schedule it first (herald.schedule_broadcast); only a scheduled broadcast can be sent' : 'a sent broadcast cannot be sent again';
-        const count = row.status === 'scheduled' ? await recipients(row.audience) : 0;
-        return broadcastView(await transitionBroadcast(row, ['scheduled'], { status: 'sent', sent_at: Date.now(), sent_by: userId, recipients_count: count }, refusal));
+        return broadcastView(await transitionBroadcast(
+          rawId, ['scheduled'],
+          async (row) => ({ status: 'sent', sent_at: Date.now(), sent_by: userId, recipients_count: await recipients(row.audience) }),
+          (status) => status === 'draft' ? 'schedule it first (herald.schedule_broadcast); only a scheduled broadcast can be sent' : 'a sent broadcast cannot be sent again',
+        ));
       },
     },
 
@@ -242,19 +248,18 @@ export function heraldRepository(scope: TenantScope) {
       },
 
       async update(rawId: string, patch: { title?: string; category?: DocumentCategory; visibility?: Visibility; body?: string }): Promise<DocumentView> {
-        const row = await requireDocument(rawId);
         const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
-        return documentView(await transitionDocument(row, 'draft', changes, 'only a draft can be edited (unpublish it first)'));
+        return documentView(await transitionDocument(rawId, 'draft', () => changes, 'only a draft can be edited (unpublish it first)'));
       },
 
       async publish(rawId: string, userId: string): Promise<DocumentView> {
-        const row = await requireDocument(rawId);
-        return documentView(await transitionDocument(row, 'draft', { status: 'published', version: row.version + 1, published_at: Date.now(), published_by: userId }, 'it is already published'));
+        return documentView(await transitionDocument(
+          rawId, 'draft', (row) => ({ status: 'published', version: Number(row.version) + 1, published_at: Date.now(), published_by: userId }), 'it is already published',
+        ));
       },
 
       async unpublish(rawId: string): Promise<DocumentView> {
-        const row = await requireDocument(rawId);
-        return documentView(await transitionDocument(row, 'published', { status: 'draft', published_at: null, published_by: null }, 'only a published document can be unpublished'));
+        return documentView(await transitionDocument(rawId, 'published', () => ({ status: 'draft', published_at: null, published_by: null }), 'only a published document can be unpublished'));
       },
     },
   };

@@ -170,7 +170,8 @@ export function pawvaultRepository(scope: TenantScope) {
       },
 
       async update(rawId: string, patch: PetFields) {
-        const pet = await requirePet(rawId);
+        // Locked first and read as it is now: a pet deleted while this call waited is not_found.
+        const pet = await scope.requireLocked<DbPetRow>(PETS, rawId, 'pet');
         const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));
         if (Object.keys(changes).length) await scope.update(PETS, pet.id, { ...changes, updated_at: Date.now() });
         return petView((await scope.from<DbPetRow>(PETS).where(`${PETS}.id`, pet.id).first())!);
@@ -178,9 +179,8 @@ export function pawvaultRepository(scope: TenantScope) {
 
       /** Removes the pet and every health record of it. */
       async delete(rawId: string) {
-        const pet = await requirePet(rawId);
         // Locked first: a record being written for the pet lands before (and is counted here) or finds no pet.
-        if (!(await scope.lock(PETS, pet.id))) throw new AppError('not_found', `no pet with id ${pet.id}`);
+        const pet = await scope.requireLocked<DbPetRow>(PETS, rawId, 'pet');
         const removed = {
           vaccinations: await scope.from(VACCINATIONS).where(`${VACCINATIONS}.pet_id`, pet.id).delete(),
           visits: await scope.from(VISITS).where(`${VISITS}.pet_id`, pet.id).delete(),

@@ -124,12 +124,11 @@ export function peopleRepository(scope: TenantScope) {
 
   /** The manager id to store, after checking it is a person here and creates no reporting loop. */
   async function resolveManager(rawManagerId: string, personId?: string): Promise<string> {
-    const found = await scope.require<DbProfileRow>(PROFILES, rawManagerId, 'manager');
     // Locked and read as they are now: an offboarding of the manager ends before this call (and is
     // seen here) or starts after it, and then moves this report to the manager's manager too.
     // FOR SHARE: an offboarding of someone else that moves their reports to this manager (a foreign
     // key's KEY SHARE, while it holds the person this call locks next) must not wait for it.
-    const manager = (await scope.lock<DbProfileRow>(PROFILES, found.id, 'share'))!;
+    const manager = await scope.requireLocked<DbProfileRow>(PROFILES, rawManagerId, 'manager', 'share');
     if (manager.status === 'offboarded') throw new AppError('conflict', `manager ${manager.id} has been offboarded`);
     let cursor: DbProfileRow | undefined = manager;
     for (let depth = 0; cursor && depth < 1000; depth++) {
@@ -218,15 +217,16 @@ export function peopleRepository(scope: TenantScope) {
 
     lifecycle: {
       async startOnboarding(rawId: string, input: { start_date?: number; tasks?: Array<{ title: string; owner: TaskOwner; due_in_days?: number }> }, actor: string) {
-        const row = await requirePerson(rawId);
+        // Locked first and read as it is now: a start date changed while this call waited is the one
+        // onboarding keeps and counts the checklist from.
+        const row = await scope.requireLocked<DbProfileRow>(PROFILES, rawId, 'person');
         if (row.status !== 'pre_hire') {
           throw new AppError('conflict', `person ${row.id} is ${row.status}; onboarding starts only for a person in pre_hire`, { details: { status: row.status } });
         }
         const startDate = input.start_date ?? row.start_date;
         if (startDate == null) throw new AppError('invalid_arguments', 'start_date: the person has no start date; give one', { details: { field: 'start_date' } });
         const checklist = input.tasks ?? DEFAULT_CHECKLIST;
-        const updated = await scope.from(PROFILES).where(`${PROFILES}.id`, row.id).where('status', 'pre_hire').update({ status: 'onboarding', start_date: startDate, updated_at: Date.now() });
-        if (updated !== 1) throw new AppError('conflict', `person ${row.id} changed while this call ran; read it again`);
+        await scope.update(PROFILES, row.id, { status: 'onboarding', start_date: startDate, updated_at: Date.now() });
         for (const [index, task] of checklist.entries()) {
           await scope.insert<NewRow<DbTaskRow>>(TASKS, {
             person_id: row.id, position: index + 1, title: task.title, owner: task.owner, status: 'open',

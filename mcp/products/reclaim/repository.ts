@@ -117,11 +117,9 @@ export function reclaimRepository(scope: TenantScope) {
      * resuming opens one. Retention applies to every snapshot, old and new, as a backup system's would.
      */
     async update(rawId: string, patch: PolicyPatch, when?: number): Promise<PolicyView & { changed: string[] }> {
-      const found = await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy');
       // Locked first and read as it is now: changes to one policy run one after another, each from
       // the status and schedule the last one left, and the time is taken once the turn has come.
-      const row = await scope.lock<DbPolicyRow>('reclaim_policies', found.id);
-      if (!row) throw new AppError('not_found', `no policy with id ${found.id}`);
+      const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
       const at = when ?? Date.now();
       const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbPolicyRow])) as PolicyPatch;
       const changed = Object.keys(changes);
@@ -137,10 +135,8 @@ export function reclaimRepository(scope: TenantScope) {
     },
 
     async delete(rawId: string) {
-      const found = await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy');
       // The policy first, then its segments: the order update takes them in (the reverse deadlocks).
-      const row = await scope.lock<DbPolicyRow>('reclaim_policies', found.id);
-      if (!row) throw new AppError('not_found', `no policy with id ${found.id}`);
+      const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
       const segments = await scope.from('reclaim_schedule_segments').where('policy_id', row.id).delete();
       await scope.delete('reclaim_policies', row.id);
       return { deleted: true, id: row.id, name: row.name, target: `${row.target_kind} ${row.target_name}`, schedule_segments_deleted: segments };
