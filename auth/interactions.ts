@@ -10,7 +10,7 @@ import type Provider from 'oidc-provider';
 import { errors, type InteractionResults } from 'oidc-provider';
 import type { PorticoContext } from '../app.js';
 import { authenticate, findUserById, lockTenant, membershipIn, membershipsOf, type Membership } from '../db/accounts.js';
-import { appendAudit } from '../db/audit.js';
+import { appendAudit, type AuditInput } from '../db/audit.js';
 import { translateDbError } from '../db/errors.js';
 import { createConnection } from '../db/grant_store.js';
 import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
@@ -159,6 +159,12 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     }));
   }
 
+  /** The sign-in page, with its Cancel form; `entered`: the e-mail given and why it was refused. */
+  function renderSignIn(ctx: Ctx, status: number, details: Details, client: ClientView, entered: { email?: string; error?: string } = {}): void {
+    const base = `/oauth/interaction/${details.uid}`;
+    render(ctx, status, loginPage({ action: `${base}/login`, cancel: `${base}/cancel`, csrf: csrfFor(details.uid), client, ...entered }));
+  }
+
   /** Finishes the interaction: 303 back to the authorization endpoint (never 307: checklist A7). */
   async function finish(ctx: Ctx, result: InteractionResults, merge: boolean) {
     const returnTo = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: merge });
@@ -167,8 +173,19 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     ctx.redirect(returnTo);
   }
 
+  /**
+   * Answers the client `access_denied` (RFC 6749 §4.1.2.1): the consent page's Deny, the sign-in
+   * page's Cancel. Claimed first, so a replayed or concurrent answer is refused; `record`: the
+   * audit record of a signed-in person's denial.
+   */
+  async function deny(ctx: Ctx, uid: string, description: string, record?: AuditInput) {
+    if (!(await claimInteraction(db, uid))) throw new AppError('conflict', 'This request was already answered.');
+    if (record) await appendAudit(db, record);
+    return finish(ctx, { error: 'access_denied', error_description: description }, true);
+  }
+
   router.use(async (ctx, next) => {
-    ctx.state.route = `/oauth/interaction/:uid${ctx.path.endsWith('/login') ? '/login' : ctx.path.endsWith('/consent') ? '/consent' : ''}`;
+    ctx.state.route = `/oauth/interaction/:uid${/\/(login|consent|cancel)$/.exec(ctx.path)?.[0] ?? ''}`;
     try {
       await next();
     } catch (thrown) {
@@ -183,8 +200,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     if (details.prompt.name === 'login') {
       // login_hint (OpenID Connect Core §3.1.2.1) only fills in the field; the password decides.
       const hint = typeof details.params.login_hint === 'string' ? details.params.login_hint.trim().slice(0, 320) : undefined;
-      render(ctx, 200, loginPage({ action: `/oauth/interaction/${details.uid}/login`, csrf: csrfFor(details.uid), client: await clientView(details), email: hint }));
-      return;
+      return renderSignIn(ctx, 200, details, await clientView(details), { email: hint });
     }
     if (details.prompt.name === 'consent') return renderConsent(ctx, details);
     throw new AppError('invalid_request', 'This sign-in step is not supported.');
@@ -198,17 +214,23 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const email = (form.get('email') ?? '').trim().slice(0, 320);
     const password = (form.get('password') ?? '').slice(0, 1024);
     const client = await clientView(details);
-    const action = `/oauth/interaction/${details.uid}/login`;
     const retryAfter = loginAttempts.hit(`${ctx.ip}|${email.toLowerCase()}`);
     if (retryAfter) {
       ctx.set('Retry-After', String(retryAfter));
-      return render(ctx, 429, loginPage({ action, csrf: csrfFor(details.uid), client, email, error: `Too many sign-in attempts. Wait ${retryAfter} seconds and try again.` }));
+      return renderSignIn(ctx, 429, details, client, { email, error: `Too many sign-in attempts. Wait ${retryAfter} seconds and try again.` });
     }
     const user = email && password ? await authenticate(db, email, password) : undefined;
-    if (!user) {
-      return render(ctx, 401, loginPage({ action, csrf: csrfFor(details.uid), client, email, error: 'That email and password do not match an account.' }));
-    }
+    if (!user) return renderSignIn(ctx, 401, details, client, { email, error: 'That email and password do not match an account.' });
     await finish(ctx, { login: { accountId: user.id, amr: ['pwd'], ts: Math.floor(Date.now() / 1000) } }, false);
+  });
+
+  router.post('/:uid/cancel', async (ctx) => {
+    const details = await interaction(ctx);
+    const form = await readForm(ctx, FORM_LIMIT);
+    checkForm(ctx, details.uid, form);
+    if (details.prompt.name !== 'login') throw new AppError('invalid_request', 'You are already signed in for this request.');
+    // Not audited: nobody has signed in, so there is no person or organization whose log it belongs to.
+    await deny(ctx, details.uid, 'the user cancelled the sign-in');
   });
 
   router.post('/:uid/consent', async (ctx) => {
@@ -219,6 +241,10 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const accountId = details.session?.accountId;
     if (!accountId) throw new AppError('not_found', 'Your sign-in has expired. Start again from your application.');
     const decision = form.get('decision');
+    if (decision === null) {
+      // Enter in the form (pages.ts NO_DECISION) is not a decision: the page again, the choices kept.
+      return renderConsent(ctx, details, 400, 'Choose Allow or Deny.', { tenant: form.get('tenant') ?? undefined, scopes: form.getAll('scope') });
+    }
     if (decision !== 'allow' && decision !== 'deny') throw new AppError('invalid_request', 'Choose Allow or Deny.');
     const { indicator, resource } = resourceOf(details);
     const memberships = mayConnect(await membershipsOf(db, accountId), resource);
@@ -227,9 +253,9 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const audit = { userId: accountId, clientId: client.id, product: resource.product, kind: 'auth' as const, requestId: ctx.state.requestId };
 
     if (decision === 'deny') {
-      if (!(await claimInteraction(db, details.uid))) throw new AppError('conflict', 'This request was already answered.');
-      await appendAudit(db, { ...audit, tenantId: membership?.tenant_id ?? null, name: 'consent.deny', args: { client_name: client.name, resource: resource.uri }, outcome: 'denied' });
-      return finish(ctx, { error: 'access_denied', error_description: 'the user denied the request' }, true);
+      return deny(ctx, details.uid, 'the user denied the request', {
+        ...audit, tenantId: membership?.tenant_id ?? null, name: 'consent.deny', args: { client_name: client.name, resource: resource.uri }, outcome: 'denied',
+      });
     }
 
     // The tenant comes from the person's own memberships, never from the form alone (DESIGN.md §3).
@@ -286,6 +312,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
   router.all('/:uid', methodNotAllowed);
   router.all('/:uid/login', methodNotAllowed);
   router.all('/:uid/consent', methodNotAllowed);
+  router.all('/:uid/cancel', methodNotAllowed);
 
   return router.routes() as unknown as Koa.Middleware<PorticoState>;
 }

@@ -98,7 +98,12 @@ function clientSummary(client: ClientView): string {
 /** A refused sign-in: the fields are marked and described by the message (WCAG 2.1 3.3.1). */
 const INVALID = ' aria-invalid="true" aria-describedby="sign-in-error"';
 
-export function loginPage(input: { action: string; csrf: string; client: ClientView; email?: string; error?: string }): string {
+/**
+ * `cancel`: the action of the Cancel form. Its button sits beside Sign in but belongs to that
+ * separate form (`form` attribute), so Enter in a field still signs in (the sign-in form's default
+ * button is Sign in) and the password is never sent to the Cancel action.
+ */
+export function loginPage(input: { action: string; cancel: string; csrf: string; client: ClientView; email?: string; error?: string }): string {
   return layout(
     'Sign in',
     `<h1>Sign in to continue</h1>
@@ -110,8 +115,9 @@ ${input.error ? `<div class="error" role="alert" id="sign-in-error">${esc(input.
 <input id="email" name="email" type="email" autocomplete="username" required value="${esc(input.email ?? '')}" autofocus${input.error ? INVALID : ''}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required${input.error ? INVALID : ''}>
-<div class="actions"><button class="primary" type="submit">Sign in</button></div>
+<div class="actions"><button class="primary" type="submit">Sign in</button><button type="submit" form="cancel">Cancel</button></div>
 </form>
+<form id="cancel" method="post" action="${esc(input.cancel)}"><input type="hidden" name="csrf" value="${esc(input.csrf)}"></form>
 ${clientSummary(input.client)}`,
     true,
   );
@@ -122,6 +128,14 @@ export interface ConsentScope {
   description: string;
   checked: boolean;
 }
+
+/**
+ * Enter on a permission's checkbox submits the form implicitly (HTML "implicit submission"),
+ * through the form's first submit button, which would be Deny (a disabled first button does not stop
+ * it: Chromium uses the next one). So the first button is a hidden one that decides nothing: the
+ * server shows the page again asking for a choice (auth/interactions.ts).
+ */
+const NO_DECISION = '<button type="submit" hidden></button>';
 
 export function consentPage(input: {
   action: string;
@@ -152,6 +166,7 @@ export function consentPage(input: {
 ${clientSummary(input.client)}
 ${input.error ? `<div class="error" role="alert">${esc(input.error)}</div>` : ''}
 <form method="post" action="${esc(input.action)}">
+${NO_DECISION}
 <input type="hidden" name="csrf" value="${esc(input.csrf)}">
 <label for="tenant">Organization</label>
 <select id="tenant" name="tenant" required>${options}</select>

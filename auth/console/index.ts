@@ -29,6 +29,11 @@ import {
 import { auditFor, auditJson, connectionFor, connectionJson, connectionsFor, parseAuditQuery, requireScope, revokeFor, type Viewer } from './service.js';
 
 const PRE_SESSION_COOKIE = 'portico_console_pre';
+/** What the connections page says after a revocation (`?notice=`). */
+const NOTICES = new Map([
+  ['revoked', 'The connection was revoked. Its tokens no longer work and its sessions are closed.'],
+  ['already_revoked', 'That connection was already revoked: nothing changed.'],
+]);
 const CHART_DAYS = 14;
 // The same limit as the authorization server's sign-in page (auth/interactions.ts).
 const SIGN_IN_ATTEMPTS = 10;
@@ -105,8 +110,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
     router.get(`${base}/v1/audit`, bearer, async (ctx) => {
       const viewer = viewerOf(ctx);
-      const { rows, next } = await auditFor(context.db, viewer, parseAuditQuery(viewer, ctx.query));
-      ctx.body = { records: rows.map(auditJson), next_cursor: next ?? null };
+      const { rows, next, previous } = await auditFor(context.db, viewer, parseAuditQuery(viewer, ctx.query));
+      ctx.body = { records: rows.map(auditJson), next_cursor: next ?? null, prev_cursor: previous ?? null };
     });
     router.get(`${base}/v1/audit/export`, bearer, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
     router.get(`${base}/v1/audit/verify`, bearer, async (ctx) => {
@@ -269,7 +274,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         connectionsFor(context.db, viewer, { includeRevoked: showRevoked }),
         dailyActivity(context.db, { tenantId: viewer.tenant.id, userId: viewer.role === 'admin' ? undefined : viewer.userId, from: (today - CHART_DAYS + 1) * 86400000 }),
       ]);
-      const notice = typeof ctx.query.notice === 'string' && ctx.query.notice === 'revoked' ? 'The connection was revoked. Its tokens no longer work and its sessions are closed.' : undefined;
+      const notice = typeof ctx.query.notice === 'string' ? NOTICES.get(ctx.query.notice) : undefined;
       render(ctx, 'Connections', pages.connectionsPage(pageContext(ctx), connections, { isAdmin: viewer.role === 'admin', showRevoked, notice, chart: [activity, CHART_DAYS, today] }), 'connections');
     });
     router.get(`${base}/connections/:id`, htmlErrors, signedIn, async (ctx) => {
@@ -285,15 +290,16 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
     router.post(`${base}/connections/:id/revoke`, htmlErrors, signedIn, async (ctx) => {
       await postForm(ctx, await bindingOf(ctx));
-      await revokeFor(context.db, options.events, viewerOf(ctx), ctx.params.id);
-      ctx.redirect(`${base}/connections?notice=revoked`);
+      // A second press (Back, another tab) finds it revoked: revokeFor changes and records nothing then.
+      const { revoked } = await revokeFor(context.db, options.events, viewerOf(ctx), ctx.params.id);
+      ctx.redirect(`${base}/connections?notice=${revoked ? 'revoked' : 'already_revoked'}`);
     });
     router.get(`${base}/audit`, htmlErrors, signedIn, async (ctx) => {
       const viewer = viewerOf(ctx);
       const query = Object.fromEntries(Object.entries(ctx.query).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
-      const { rows, next } = await auditFor(context.db, viewer, parseAuditQuery(viewer, query));
+      const { rows, next, previous } = await auditFor(context.db, viewer, parseAuditQuery(viewer, query));
       const people = await emailsOf(context.db, rows.map((r) => r.user_id));
-      render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, isAdmin: viewer.role === 'admin', people }), 'audit');
+      render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, previous, isAdmin: viewer.role === 'admin', people }), 'audit');
     });
     router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
     router.get(`${base}/audit/verify`, htmlErrors, signedIn, async (ctx) => {

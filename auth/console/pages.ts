@@ -98,7 +98,15 @@ export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAudi
       <p><a href="${p.base}/audit?connection=${c.id}">Full audit log of this connection</a></p></section>`;
 }
 
+/** For a connection already revoked (Back after revoking, a stale link), its state instead of the button. */
 export function revokePage(p: PageContext, c: ConnectionView): Html {
+  if (c.revoked_at) {
+    return html`<div class="narrow card">
+    <h1>This connection is already revoked</h1>
+    <p><strong>${c.client_name ?? 'Unnamed client'}</strong> lost its access to <strong>${p.productTitle(c.product)}</strong>
+      for ${c.user_email} on ${time(c.revoked_at)}. There is nothing more to revoke.</p>
+    <p><a class="button secondary" href="${p.base}/connections/${c.id}">Back to the connection</a></p></div>`;
+  }
   return html`<div class="narrow card">
     <h1>Revoke this connection?</h1>
     <p><strong>${c.client_name ?? 'Unnamed client'}</strong> will immediately lose access to <strong>${p.productTitle(c.product)}</strong>
@@ -111,9 +119,12 @@ export function revokePage(p: PageContext, c: ConnectionView): Html {
     </form></div>`;
 }
 
-export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: Record<string, string>; next?: string; isAdmin: boolean; people: ReadonlyMap<string, string> }): Html {
+/** `next`, `previous`: the cursors of the older and the newer records (db/audit.ts queryAudit); the links keep the filters. */
+export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: Record<string, string>; next?: string; previous?: string; isAdmin: boolean; people: ReadonlyMap<string, string> }): Html {
   const q = options.query;
-  const nextLink = options.next ? `${p.base}/audit?${new URLSearchParams({ ...q, cursor: options.next })}` : undefined;
+  const pageAt = (cursor: string | undefined) => cursor && `${p.base}/audit?${new URLSearchParams({ ...q, cursor })}`;
+  const newerLink = pageAt(options.previous);
+  const nextLink = pageAt(options.next);
   const exportQuery = new URLSearchParams(Object.entries(q).filter(([k]) => k !== 'cursor'));
   return html`
     <h1>Audit log</h1>
@@ -128,7 +139,7 @@ export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: 
       <div><button type="submit">Filter</button> <a href="${p.base}/audit">Clear</a></div>
     </form>
     <section class="card">${auditTable(p, rows, options.people)}
-      <div class="pager">${nextLink ? html`<a class="button secondary" href="${nextLink}">Older records →</a>` : ''}</div>
+      <nav class="pager" aria-label="Pages">${newerLink ? html`<a class="button secondary" href="${newerLink}">← Newer records</a>` : ''}${nextLink ? html`<a class="button secondary older" href="${nextLink}">Older records →</a>` : ''}</nav>
       <p class="muted">Export: <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=jsonl">JSON Lines</a> ·
         <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=csv">CSV</a>
         ${options.isAdmin ? html` · <a href="${p.base}/audit/verify">Verify the chain</a>` : ''}</p>

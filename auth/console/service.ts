@@ -8,7 +8,7 @@ import type { EventBus } from '../../shared/events.js';
 import type { Db } from '../../db/connect.js';
 import type { Role } from '../../db/accounts.js';
 import { findConnectionView, listConnections, revokeConnection, type ConnectionView } from '../../db/grant_store.js';
-import { appendAudit, decodeCursor, queryAudit, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
+import { appendAudit, decodeCursor, queryAudit, type AuditCursor, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
 import { normaliseId } from '../../db/tenant_scope.js';
 import { DATE, dateToMs } from '../../shared/dates.js';
 
@@ -64,7 +64,7 @@ export async function revokeFor(db: Db, events: EventBus, viewer: Viewer, rawId:
 export interface AuditQuery {
   filter: AuditFilter;
   limit: number;
-  cursor?: { time: number; id: string };
+  cursor?: AuditCursor;
 }
 
 const MAX_PAGE = 200;
@@ -132,7 +132,7 @@ export function parseAuditQuery(viewer: Viewer, params: Record<string, string | 
   return { filter, limit, cursor };
 }
 
-export async function auditFor(db: Db, viewer: Viewer, query: AuditQuery): Promise<{ rows: DbAuditRow[]; next?: string }> {
+export async function auditFor(db: Db, viewer: Viewer, query: AuditQuery): Promise<{ rows: DbAuditRow[]; next?: string; previous?: string }> {
   requireScope(viewer, 'console.audit.read');
   if (query.filter.connectionId) await connectionFor(db, { ...viewer, scopes: undefined }, query.filter.connectionId);
   return queryAudit(db, query.filter, { limit: query.limit, cursor: query.cursor });

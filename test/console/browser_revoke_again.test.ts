@@ -1,0 +1,57 @@
+/**
+ * A revoke page seen again, in a real browser (Debian's chromium through playwright-core): after a
+ * revocation, Back shows the page for what the connection now is (revoked, no Revoke button), and
+ * the Revoke button of a tab left open from before says that the connection was already revoked:
+ * no error page, and no second `connection.revoke` record claiming a revocation.
+ */
+import test from 'ava';
+import type { Page } from 'playwright-core';
+import { databasesUnderTest } from '../helpers/db.js';
+import { sharedBrowser } from '../helpers/browser.js';
+import { startMcpServer, DEMO_PASSWORD } from '../helpers/mcp.js';
+import { issueAccessToken } from '../helpers/grants.js';
+
+const browserOf = sharedBrowser();
+
+for (const kind of databasesUnderTest()) {
+  test(`a revoke page reached again with Back or left open in another tab says the connection is already revoked [${kind}]`, async (t) => {
+    t.timeout(180_000);
+    const server = await startMcpServer(kind);
+    t.teardown(() => server.close());
+    const context = await browserOf().newContext();
+    t.teardown(() => context.close());
+    const { connection } = await issueAccessToken(server.db, {
+      tenantId: server.tenants.acme.id, userId: server.users['member@acme.example'], product: 'forge', resource: `${server.mcpUrl}/forge`, scopes: ['forge.chat.read'],
+    });
+    const revokePath = `${server.url}/api/mcp/connections/${connection.id}/revoke`;
+
+    const first = await context.newPage();
+    await first.goto(`${server.url}/api/mcp/login`);
+    await first.getByLabel('Email').fill('admin@acme.example');
+    await first.getByLabel('Password').fill(DEMO_PASSWORD);
+    await first.getByRole('button', { name: 'Sign in' }).click();
+    await first.waitForURL(/\/api\/mcp\/connections$/);
+    await first.goto(revokePath);
+    // The same page in a second tab, opened before the revocation and left there.
+    const stale = await context.newPage();
+    await stale.goto(revokePath);
+
+    await first.getByRole('button', { name: 'Revoke connection' }).click();
+    await first.waitForURL(/notice=revoked/);
+    t.regex(await first.getByRole('status').innerText(), /was revoked/);
+
+    const back = await first.goBack();
+    t.is(back?.status(), 200);
+    t.regex(first.url(), /\/revoke$/);
+    const main = (page: Page) => page.locator('main').innerText();
+    t.regex(await main(first), /already revoked/i, 'the page shows that the connection is revoked');
+    t.is(await first.getByRole('button', { name: 'Revoke connection' }).count(), 0, 'the Revoke button is still offered');
+
+    await stale.getByRole('button', { name: 'Revoke connection' }).click();
+    await stale.waitForLoadState();
+    t.regex(await main(stale), /already revoked/i, `the stale tab was not told: ${await main(stale)}`);
+    t.notRegex(await main(stale), /Something is not right|Error code/, 'an error page');
+    t.notRegex(await main(stale), /The connection was revoked\./, 'it claims a revocation of its own');
+    t.is((await server.db('audit_log').where({ name: 'connection.revoke', connection_id: connection.id })).length, 1, 'one revocation, one record');
+  });
+}
