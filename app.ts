@@ -7,7 +7,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import Koa from 'koa';
 import { randomBytes } from 'node:crypto';
-import type { Config } from './shared/config.js';
+import { consolePath, publicUrlWarnings, type Config } from './shared/config.js';
 import type { Logger } from './shared/log.js';
 import { createLogger } from './shared/log.js';
 import { MetricsRegistry } from './shared/metrics.js';
@@ -64,6 +64,13 @@ export interface StartOptions {
   db?: Db;
   /** Products' sample rows for the demo dataset (see mounts.ts defaultSeeders). */
   seeders?: DemoSeeder[];
+  /**
+   * Aborted to stop a start under way (a signal during start-up, main.ts): the step under way
+   * (waiting for the turn, the migrations, a mount) finishes or rolls back, no further step begins,
+   * what was opened is closed, and the start rejects with the signal's reason. Once listening, the
+   * start completes: the demo's passwords are shown only once.
+   */
+  signal?: AbortSignal;
 }
 
 export async function loadSecrets(db: Db): Promise<Secrets> {
@@ -82,10 +89,16 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
   let server: http.Server | undefined;
   // /readyz says ready only once the start is complete (the demo seeded, after listening).
   let phase: Phase = 'starting';
+  const nextStep = () => options.signal?.throwIfAborted();
+  for (const warning of publicUrlWarnings(config)) log.warn(warning);
   try {
     // Instances starting together on one PostgreSQL take turns (db/migrate.ts exclusively).
-    const applied = await exclusively(db, () => migrateLatest(db));
+    const applied = await exclusively(db, async () => {
+      nextStep();
+      return migrateLatest(db);
+    });
     if (applied.length) log.info('migrations applied', { migrations: applied });
+    nextStep();
     const secrets = await loadSecrets(db);
     const metrics = new MetricsRegistry();
     const context: PorticoContext = { config, db, log, metrics, secrets, onDrain: (hook) => drainHooks.push(hook), onClose: (hook) => closeHooks.push(hook) };
@@ -99,18 +112,25 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     app.use(restErrors(log, translateDbError));
     app.use(refuseNul);
     app.use(operations(context, () => phase));
-    for (const mount of options.mounts ?? []) await mount(app, context);
+    app.use(secureByPublicUrl(config));
+    for (const mount of options.mounts ?? []) {
+      nextStep();
+      await mount(app, context);
+    }
     app.use(async (ctx) => {
       // Anything no part claimed. Parts call next() only for paths they do not own.
       if (ctx.status === 404 && ctx.body === undefined) throw new AppError('not_found', `no route for ${ctx.method} ${ctx.path}`);
     });
 
-    // Slow senders (slowloris) are cut off once the whole request took longer than REQUEST_TIMEOUT_MS;
-    // Node checks at connectionsCheckingInterval, so that follows the configured time-out.
-    server = http.createServer({ connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))) }, app.callback());
+    // Slow senders (slowloris) are cut off once the whole request, headers included, took longer
+    // than REQUEST_TIMEOUT_MS (Node's own headers time-out would cut headers at 30 s whatever it
+    // says); Node checks at connectionsCheckingInterval, so that follows the configured time-out.
+    server = http.createServer({
+      headersTimeout: config.requestTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))),
+    }, app.callback());
     server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => answerUnparsable(error, socket, log));
-    server.headersTimeout = Math.min(30_000, config.requestTimeoutMs);
-    server.requestTimeout = config.requestTimeoutMs;
     server.keepAliveTimeout = 5_000;
     const sockets = new Set<Socket>();
     server.on('connection', (socket) => {
@@ -118,6 +138,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
       socket.on('close', () => sockets.delete(socket));
     });
     const listening = server;
+    nextStep();
     await new Promise<void>((resolve, reject) => {
       // Marked, so that main.ts tells a listen failure (PORT, HOST) from one of the database (DATABASE_URL).
       listening.once('error', (error) => reject(Object.assign(error, { listening: true })));
@@ -237,6 +258,23 @@ function routeFamily(path: string, families: ReadonlySet<string>): string {
 function routeFamilies(config: Config): Set<string> {
   const firstOf = (url: string) => `/${new URL(url).pathname.split('/')[1] ?? ''}`;
   return new Set(['/oauth', '/.well-known', firstOf(config.mcpUrl), firstOf(config.apiUrl)].filter((family) => family !== '/'));
+}
+
+/**
+ * Cookies are Secure when the public URL a request was addressed to is https, even behind a
+ * TLS-terminating proxy that talks plain http to Portico (with TRUST_PROXY=0 its X-Forwarded-Proto
+ * is not believed). Koa's cookies and oidc-provider's ask the request (ctx.secure), so the request
+ * is marked: under {api_url}/mcp by the console's URL, elsewhere by the authorization server's,
+ * the other part that sets cookies.
+ */
+function secureByPublicUrl(config: Config): Koa.Middleware<PorticoState> {
+  const consoleBase = consolePath(config);
+  const [consoleIsHttps, authIsHttps] = [config.apiUrl, config.authUrl].map((url) => new URL(url).protocol === 'https:');
+  return (ctx, next) => {
+    const isHttps = ctx.path === consoleBase || ctx.path.startsWith(`${consoleBase}/`) ? consoleIsHttps : authIsHttps;
+    if (isHttps && !ctx.secure) Object.defineProperty(ctx.request, 'secure', { value: true });
+    return next();
+  };
 }
 
 type Phase = 'starting' | 'serving';

@@ -58,8 +58,9 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
       const name = values.name?.trim();
       const redirectUris = values['redirect-uri'] ?? [];
       if (!name || !redirectUris.length) throw new UsageError(`client add needs ${[!name && '--name', !redirectUris.length && '--redirect-uri'].filter(Boolean).join(' and ')}`);
-      if (name.length > 200) throw new AppError('invalid_request', 'the client name must be at most 200 characters');
-      const { classifyRedirectUri, MAX_REDIRECT_URIS, newClientId } = await import('./clients.js');
+      const { classifyRedirectUri, clientNameProblem, MAX_REDIRECT_URIS, newClientId } = await import('./clients.js');
+      const nameProblem = clientNameProblem(name);
+      if (nameProblem) throw new AppError('invalid_request', nameProblem);
       if (redirectUris.length > MAX_REDIRECT_URIS) throw new AppError('invalid_request', `at most ${MAX_REDIRECT_URIS} redirect URIs`);
       for (const uri of redirectUris) {
         const kind = classifyRedirectUri(uri);

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { ClientKind } from '../db/grant_store.js';
+import { UNSHOWABLE } from '../shared/unshowable.js';
 
 /** Ids minted by the admin CLI and by dynamic registration; a client can never choose its own. */
 export const REGISTERED_PREFIX = 'reg_';
@@ -13,18 +14,23 @@ export const DYNAMIC_PREFIX = 'dcr_';
 
 export const MAX_REDIRECT_URIS = 10;
 export const MAX_METADATA_BYTES = 16 * 1024;
-/** What a consent page and the console can show of a self-chosen name. */
+/** What a consent page and the console can show of a client's name. */
 const MAX_CLIENT_NAME = 200;
-/** C0 and C1 controls, DEL, zero-width and bidirectional formatting characters: a name must read as what it is. */
-// Every control (Cc) and format character (Cf: zero-width, bidi marks and overrides, soft hyphen,
-// tag characters), and the line and paragraph separators.
-const UNSHOWABLE_NAME = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
-/** A self-chosen client_name must read as what it is on the consent page and in the console. */
-function assertShowableName(name: unknown): void {
-  if (name !== undefined && (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || UNSHOWABLE_NAME.test(name))) {
-    throw new errors.InvalidClientMetadata(`client_name must be 1-${MAX_CLIENT_NAME} characters without control characters`);
+/**
+ * Why a client_name cannot be shown, if it cannot: it must read as what it is on the consent page
+ * and in the console, whether the client registered itself or an operator added it (auth/admin.ts).
+ */
+export function clientNameProblem(name: unknown): string | undefined {
+  if (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || UNSHOWABLE.test(name)) {
+    return `client_name must be 1-${MAX_CLIENT_NAME} characters without control characters`;
   }
+  return undefined;
+}
+
+function assertShowableName(name: unknown): void {
+  const problem = name === undefined ? undefined : clientNameProblem(name);
+  if (problem) throw new errors.InvalidClientMetadata(problem);
 }
 
 /** oidc-provider's InvalidRedirectUri ignores a message and says "did not match", which is the authorize step's wording. */

@@ -120,14 +120,8 @@ export function authMount(options: AuthMountOptions): Mount {
     app.use(errorReturns(provider));
     // The provider's per-request context is switched off between its requests (provider_storage.ts).
     const whileProviderWorks = offWhenIdle(await providerStorage());
-    // The public URL decides whether the provider's cookies are Secure, as the console's (docs/console.md):
-    // oidc-provider asks the request (ctx.secure), which behind a TLS proxy is plain http unless
-    // TRUST_PROXY trusts X-Forwarded-Proto.
-    const secureCookies = new URL(context.config.authUrl).protocol === 'https:';
-    app.use((ctx, next) => {
-      if (secureCookies && !ctx.secure) Object.defineProperty(ctx.request, 'secure', { value: true });
-      return whileProviderWorks(() => dispatch(ctx, next));
-    });
+    // Whether its cookies are Secure is the request's (ctx.secure), which app.ts marks by the public URL.
+    app.use((ctx, next) => whileProviderWorks(() => dispatch(ctx, next)));
 
     const timer = setInterval(() => {
       // Expired grants end their connections first (the purge would delete the grants' rows). One

@@ -85,12 +85,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (new URL(authUrl).pathname !== '/') throw new ConfigError('PUBLIC_AUTH_URL', 'must be an origin without a path (the OAuth endpoints and metadata are served at its root); PUBLIC_MCP_URL and PUBLIC_API_URL may have paths');
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const toolTimeoutMs = integer(env, 'TOOL_TIMEOUT_MS', 15_000, 100, 600_000);
+  const mcpUrl = baseUrl(env, 'PUBLIC_MCP_URL', `${authUrl}/mcp`);
+  const apiUrl = baseUrl(env, 'PUBLIC_API_URL', `${authUrl}/api`);
+  checkPaths(mcpUrl, apiUrl);
   return {
     port,
     host: listenHost(env),
     authUrl,
-    mcpUrl: baseUrl(env, 'PUBLIC_MCP_URL', `${authUrl}/mcp`),
-    apiUrl: baseUrl(env, 'PUBLIC_API_URL', `${authUrl}/api`),
+    mcpUrl,
+    apiUrl,
     database: database(env, dataDir, toolTimeoutMs),
     dataDir,
     trustProxy: proxyHops(env),
@@ -174,6 +177,55 @@ function baseUrl(env: Env, name: string, fallback: string): string {
     throw new ConfigError(name, 'must not carry a query, fragment or credentials');
   }
   return url.href.replace(/\/+$/, '');
+}
+
+const pathOf = (url: string) => new URL(url).pathname.replace(/\/+$/, '');
+/** `path` is `prefix` or below it, segment by segment (`/oauthmcp` is not below `/oauth`). */
+const within = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
+
+/** Where the console answers, `{api_url}/mcp` (DESIGN.md §8), as a path. */
+export function consolePath(config: Pick<Config, 'apiUrl'>): string {
+  return `${pathOf(config.apiUrl)}/mcp`;
+}
+
+/** Paths that other parts answer whatever the configuration, and what they are. */
+const RESERVED_PATHS: ReadonlyArray<[path: string, owner: string]> = [
+  ['/oauth', "the authorization server's endpoints"],
+  ['/.well-known', 'the metadata documents'],
+  ['/healthz', 'an operational endpoint'],
+  ['/readyz', 'an operational endpoint'],
+  ['/metrics', 'an operational endpoint'],
+];
+
+/**
+ * Portico routes by path whatever the host, and the MCP servers answer before the other parts: an
+ * MCP path at or inside the console's would answer the console's pages, and either part inside a
+ * reserved path would shadow or be shadowed by its owner. The console inside the MCP path is
+ * fine: there the MCP servers answer only their products' names, and no product is called `mcp`.
+ */
+function checkPaths(mcpUrl: string, apiUrl: string): void {
+  const mcp = pathOf(mcpUrl);
+  const consoleBase = consolePath({ apiUrl });
+  for (const [variable, part, partPath] of [['PUBLIC_MCP_URL', 'the MCP servers', mcp], ['PUBLIC_API_URL', 'the console', consoleBase]] as const) {
+    const reserved = RESERVED_PATHS.find(([prefix]) => within(partPath, prefix));
+    if (reserved) throw new ConfigError(variable, `${part} would answer at ${partPath}, inside ${reserved[0]} (${reserved[1]}); choose another path`);
+  }
+  if (within(mcp, consoleBase)) {
+    const where = mcp === consoleBase ? 'is' : 'is inside';
+    throw new ConfigError('PUBLIC_MCP_URL', `its path ${mcp} ${where} the console's, ${consoleBase} (PUBLIC_API_URL's path and /mcp): the MCP servers would answer the console's pages; give PUBLIC_MCP_URL or PUBLIC_API_URL another path`);
+  }
+}
+
+/**
+ * What start-up logs as warnings about the public URLs (app.ts): a mix of http and https works,
+ * but what clients send to the http ones (bearer tokens, sign-in cookies) travels unencrypted.
+ */
+export function publicUrlWarnings(config: Pick<Config, 'authUrl' | 'mcpUrl' | 'apiUrl'>): string[] {
+  const urls = [['PUBLIC_AUTH_URL', config.authUrl], ['PUBLIC_MCP_URL', config.mcpUrl], ['PUBLIC_API_URL', config.apiUrl]] as const;
+  const plain = urls.filter(([, url]) => url.startsWith('http:')).map(([variable]) => variable);
+  const tls = urls.filter(([, url]) => url.startsWith('https:')).map(([variable]) => variable);
+  if (!plain.length || !tls.length) return [];
+  return [`public URLs mix http and https (http: ${plain.join(', ')}; https: ${tls.join(', ')}): what clients send to the http ones (bearer tokens, cookies) is not encrypted`];
 }
 
 function hostList(env: Env, name: string): string[] {

@@ -73,14 +73,6 @@ export function page(options: LayoutOptions, body: Html): string {
 <body><header><span class="brand">Portico</span>${render(nav)}</header><main>${body.value}</main></body></html>`;
 }
 
-/**
- * A caller's text (a tool or prompt name in the audit log) as it reads: controls and format
- * characters (bidi overrides, zero-width characters), which would reorder or hide it, as escapes.
- */
-export function visible(text: string): string {
-  return text.replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
-}
-
 export function time(ms: number | null | undefined): Html {
   if (!ms) return html`<span class="muted">never</span>`;
   const iso = new Date(ms).toISOString();

@@ -9,6 +9,7 @@ import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Mount, PorticoContext } from '../../app.js';
 import type { Catalog } from '../../shared/catalog.js';
+import { consolePath } from '../../shared/config.js';
 import { AppError, isAppError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/events.js';
 import { bearerToken, readForm, type PorticoState } from '../../shared/http.js';
@@ -43,11 +44,11 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
   return (app, context) => {
     const { config } = context;
     const api = new URL(config.apiUrl);
-    const base = `${api.pathname.replace(/\/$/, '')}/mcp`;
+    const base = consolePath(config);
     const resource = `${config.apiUrl}/mcp`;
     const prmPath = `/.well-known/oauth-protected-resource${base}`;
     const prmUrl = `${api.origin}${prmPath}`;
-    const sessionOptions: SessionOptions = { path: base, secure: api.protocol === 'https:', macKey: context.secrets.macKey };
+    const sessionOptions: SessionOptions = { path: base, macKey: context.secrets.macKey };
     const consoleScopes = Object.keys(CONSOLE_SCOPES);
     const describeScope = (scope: string) => CONSOLE_SCOPES[scope] ?? options.catalog.describeScope(scope);
     const productTitle = (id: string) => (id === 'console' ? 'Console API' : options.catalog.product(id)?.title ?? id);
@@ -124,9 +125,6 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const htmlErrors = async (ctx: Context, next: Next) => {
       ctx.state.route = `${base}/pages`;
       securityHeaders(ctx);
-      // The public URL decides whether the cookies are Secure (docs/console.md): behind a TLS proxy
-      // Koa sees plain http (unless TRUST_PROXY trusts X-Forwarded-Proto) and would refuse them.
-      if (sessionOptions.secure) ctx.cookies.secure = true;
       try {
         await next();
       } catch (error) {
@@ -196,7 +194,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       // reloaded) must not invalidate the form of the first one.
       const held = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
       const nonce = held && /^[A-Za-z0-9_-]{22}$/.test(held) ? held : randomBytes(16).toString('base64url');
-      ctx.cookies.set(PRE_SESSION_COOKIE, nonce, { signed: true, httpOnly: true, sameSite: 'lax', secure: sessionOptions.secure, path: base, maxAge: 3600_000 });
+      ctx.cookies.set(PRE_SESSION_COOKIE, nonce, { signed: true, httpOnly: true, sameSite: 'lax', path: base, maxAge: 3600_000 });
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
       render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), {}));
     });

@@ -2,7 +2,8 @@
 import type { ConnectionView } from '../../db/grant_store.js';
 import type { DbAuditRow } from '../../db/audit.js';
 import type { AuditVerification } from '../../db/audit.js';
-import { activityChart, html, Html, time, visible } from './html.js';
+import { escapeUnshowable } from '../../shared/unshowable.js';
+import { activityChart, html, Html, time } from './html.js';
 
 export interface PageContext {
   base: string;
@@ -71,7 +72,7 @@ export function connectionsPage(p: PageContext, connections: ConnectionView[], o
 export function auditTable(p: PageContext, rows: DbAuditRow[], people: ReadonlyMap<string, string>): Html {
   if (!rows.length) return html`<p>No audit records match.</p>`;
   return html`<table><thead><tr><th>Time</th><th>Kind</th><th>Name</th><th>Product</th><th>Person and client</th><th>Outcome</th><th>Duration</th><th>Connection</th></tr></thead><tbody>
-    ${rows.map((r) => html`<tr><td>${time(r.time)}</td><td>${r.kind}</td><td><code>${visible(r.name)}</code></td><td>${r.product ?? ''}</td>
+    ${rows.map((r) => html`<tr><td>${time(r.time)}</td><td>${r.kind}</td><td><code>${escapeUnshowable(r.name)}</code></td><td>${r.product ?? ''}</td>
       <td>${r.user_id ? people.get(r.user_id) ?? r.user_id : ''}${r.client_id ? html`<br><code>${r.client_id}</code>` : ''}</td>
       <td><span class="badge ${r.outcome === 'ok' ? 'ok' : r.outcome === 'confirmation_required' ? 'warn' : 'bad'}">${r.outcome}</span></td>
       <td>${r.duration_ms === null ? '' : `${r.duration_ms} ms`}</td>

@@ -30,9 +30,9 @@ export interface DbConsoleSessionRow {
   expires_at: number;
 }
 
+/** Whether the cookies are Secure is the request's (app.ts: the public URL decides). */
 export interface SessionOptions {
   path: string;
-  secure: boolean;
   macKey: string;
 }
 
@@ -78,12 +78,12 @@ export function sessionIdOf(ctx: Context): { id?: string; oldKey: boolean } {
 
 export function writeSessionCookie(ctx: Context, options: SessionOptions, session: ConsoleSession): void {
   ctx.cookies.set(SESSION_COOKIE, session.id, {
-    signed: true, httpOnly: true, sameSite: 'lax', secure: options.secure, path: options.path, maxAge: Math.max(0, session.expiresAt - Date.now()), overwrite: true,
+    signed: true, httpOnly: true, sameSite: 'lax', path: options.path, maxAge: Math.max(0, session.expiresAt - Date.now()), overwrite: true,
   });
 }
 
 export function clearSessionCookie(ctx: Context, options: SessionOptions): void {
-  ctx.cookies.set(SESSION_COOKIE, '', { signed: true, httpOnly: true, sameSite: 'lax', secure: options.secure, path: options.path, maxAge: 0, overwrite: true });
+  ctx.cookies.set(SESSION_COOKIE, '', { signed: true, httpOnly: true, sameSite: 'lax', path: options.path, maxAge: 0, overwrite: true });
 }
 
 /** What a signed-in form's CSRF token is bound to. */
