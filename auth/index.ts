@@ -49,7 +49,7 @@ export function authMount(options: AuthMountOptions): Mount {
     const signing = await loadOrCreateSigningKeys(db);
     const refreshReuseGraceMs = options.refreshReuseGraceMs ?? 10_000;
     const provider = createProvider(context, resources, providerJwks(signing), { refreshReuseGraceMs, fetch: options.fetch });
-    if (!(await guardCodeResource(provider))) log.warn('this oidc-provider keeps its grant handlers elsewhere: a code exchange naming a resource the code was not issued for spends the code');
+    if (!(await guardCodeResource(provider, resources))) log.warn('this oidc-provider keeps its grant handlers elsewhere: a code exchange naming a resource the code was not issued for spends the code');
 
     // Work started by provider events (which do not await listeners) finishes before the response
     // leaves: a client that saw its refresh refused also sees its connection revoked.
@@ -201,19 +201,46 @@ function registrationGuard(context: PorticoContext, perMinute: number, overRead:
 const PROVIDER_BODY_LIMIT = 56 * 1024;
 const FORM_ENDPOINTS = new Set<string>([ROUTES.token, ROUTES.revocation, ROUTES.introspection]);
 
-/** The methods each of the provider's fixed endpoints answers; another method is 405 with `Allow`, not a 404. */
+/** The provider's discovery documents (RFC 8414 §3, OpenID Connect Discovery 1.0 §4), at the issuer's root. */
+const DISCOVERY = ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'];
+
+/**
+ * The methods each of the provider's fixed endpoints answers; another method is 405 with `Allow`,
+ * not a 404. OPTIONS is the CORS preflight, which oidc-provider answers at every endpoint a browser
+ * script may call.
+ */
 const ENDPOINT_METHODS = new Map<string, string[]>([
   [ROUTES.token, ['POST', 'OPTIONS']],
   [ROUTES.revocation, ['POST', 'OPTIONS']],
   [ROUTES.introspection, ['POST', 'OPTIONS']],
   [ROUTES.registration, ['POST', 'OPTIONS']],
   [ROUTES.authorization, ['GET', 'POST']],
-  [ROUTES.jwks, ['GET', 'HEAD']],
+  [ROUTES.jwks, ['GET', 'HEAD', 'OPTIONS']],
+  ...DISCOVERY.map((path): [string, string[]] => [path, ['GET', 'HEAD', 'OPTIONS']]),
 ]);
+
+/**
+ * The provider's endpoints whose answers oidc-provider makes readable by browser scripts (the
+ * registration endpoint's CORS is registrationGuard's). The authorization endpoint is a page a
+ * browser navigates to, and has none.
+ */
+const CORS_ENDPOINTS = new Set<string>([ROUTES.token, ROUTES.revocation, ROUTES.introspection, ROUTES.jwks, ...DISCOVERY]);
+
+/**
+ * A refusal of Portico's own at one of CORS_ENDPOINTS is readable where the provider's answers
+ * are, or a browser-based client cannot tell why it failed. No client is known yet, so from any
+ * origin, as oidc-provider answers before it knows the client (lib/shared/cors.js).
+ */
+function readableByScripts(ctx: Koa.Context): void {
+  if (!CORS_ENDPOINTS.has(ctx.path)) return;
+  ctx.vary('Origin');
+  ctx.set('Access-Control-Allow-Origin', ctx.get('origin') || '*');
+}
 
 const methodGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
   const allowed = ENDPOINT_METHODS.get(ctx.path);
   if (!allowed || allowed.includes(ctx.method) || (ctx.method === 'HEAD' && allowed.includes('GET'))) return next();
+  readableByScripts(ctx);
   ctx.status = 405;
   ctx.set('Allow', allowed.join(', '));
   ctx.set('Cache-Control', 'no-store');
@@ -227,6 +254,7 @@ const methodGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
  */
 const formBodyGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
   if (ctx.method !== 'POST' || !FORM_ENDPOINTS.has(ctx.path) || Number(ctx.get('content-length') || 0) <= PROVIDER_BODY_LIMIT) return next();
+  readableByScripts(ctx);
   ctx.status = 413;
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Connection', 'close');

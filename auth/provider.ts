@@ -13,7 +13,7 @@ import { CLIENT_DEFAULTS, clientKindOf, DYNAMIC_PREFIX, extraClientMetadata, new
 import type { PrivateJwks } from './keys.js';
 import { TTL } from './lifetimes.js';
 import { errorPage, PAGE_HEADERS } from './pages.js';
-import { canonicalResource, type ResourceRegistry } from './resources.js';
+import type { ResourceRegistry } from './resources.js';
 
 export interface ProviderOptions {
   refreshReuseGraceMs: number;
@@ -116,7 +116,7 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
     // Public clients get refresh tokens without offline_access (MCP clients rarely ask for it),
     // and tokens do not die with the browser session at the authorization server (notes §1.7).
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
-    rotateRefreshToken,
+    rotateRefreshToken: (ctx) => rotateRefreshToken(ctx, resources),
     expiresWithSession: async () => false,
     // Code replay, refresh-token reuse and refresh-token revocation revoke the whole grant (RFC 9700
     // §4.14, OAuth 2.1 §4.1.3); revoking only an access token does not.
@@ -237,13 +237,13 @@ function revokeOnlyTheAccessToken(provider: Provider): void {
  * consume, so such a request is refused here with nothing spent. Otherwise the provider's default
  * rotation: public clients' tokens on every use, others' past 70 % of their life, none after a year.
  */
-function rotateRefreshToken(ctx: KoaContextWithOIDC): boolean {
+function rotateRefreshToken(ctx: KoaContextWithOIDC, resources: ResourceRegistry): boolean {
   const refreshToken = ctx.oidc.entities.RefreshToken!;
   const requested = ctx.oidc.params?.resource as string | string[] | undefined;
   if (requested !== undefined) {
     const indicators = [requested].flat();
     if (indicators.length !== 1) throw new errors.InvalidTarget('request exactly one resource: each product is connected separately');
-    const granted = grantedSpelling(indicators[0], refreshToken.resourceIndicators);
+    const granted = grantedSpelling(indicators[0], refreshToken.resourceIndicators, resources);
     if (!granted) throw new errors.InvalidTarget('the refresh token was not issued for this resource');
     // oidc-provider compares the spelling the grant holds (resolve_resource.js).
     ctx.oidc.params!.resource = granted;
@@ -255,18 +255,19 @@ function rotateRefreshToken(ctx: KoaContextWithOIDC): boolean {
 
 /**
  * The spelling under which a code or refresh token holds the resource `requested` names. The
- * authorization endpoint accepts any spelling of a resource that canonicalises to it (a trailing
- * slash, an upper-case scheme or host: docs/auth.md) and the grant keeps the one it was given, so
- * the token endpoint compares canonical forms: a client that authorized `…/forge/` and refreshes
- * with `…/forge` (the protected resource metadata's `resource`), or the other way round, names the
- * same resource. Undefined when the token holds no such resource.
+ * authorization endpoint accepts any spelling of a resource that resolves to it (a trailing
+ * slash, an upper-case scheme or host, another URL of the console API: docs/auth.md) and the
+ * grant keeps the one it was given, so the token endpoint compares the resources they name: a
+ * client that authorized `…/forge/` and refreshes with `…/forge` (the protected resource
+ * metadata's `resource`), or the other way round, names the same resource. Undefined when the
+ * token holds no such resource.
  */
-function grantedSpelling(requested: string, granted: Set<string | undefined>): string | undefined {
+function grantedSpelling(requested: string, granted: Set<string | undefined>, resources: ResourceRegistry): string | undefined {
   if (typeof requested !== 'string') return undefined;
   if (granted.has(requested)) return requested;
-  const canonical = canonicalResource(requested);
-  if (!canonical) return undefined;
-  return [...granted].find((indicator): indicator is string => typeof indicator === 'string' && canonicalResource(indicator) === canonical);
+  const uri = resources.resolve(requested)?.uri;
+  if (!uri) return undefined;
+  return [...granted].find((indicator): indicator is string => typeof indicator === 'string' && resources.resolve(indicator)?.uri === uri);
 }
 
 /** Not part of oidc-provider's API: the module that keeps each provider's internals (its grant handlers), looked up at start. */
@@ -280,7 +281,7 @@ const PROVIDER_INTERNALS = 'oidc-provider/lib/helpers/weak_cache.js';
  * a live, unconsumed code of this client only (a consumed one still goes to replay detection).
  * Returns false, and changes nothing, if this version of oidc-provider keeps its handlers elsewhere.
  */
-export async function guardCodeResource(provider: Provider): Promise<boolean> {
+export async function guardCodeResource(provider: Provider, resources: ResourceRegistry): Promise<boolean> {
   type Handler = (ctx: KoaContextWithOIDC) => Promise<void>;
   let handlers: Map<string, Handler> | undefined;
   try {
@@ -303,7 +304,7 @@ export async function guardCodeResource(provider: Provider): Promise<boolean> {
         && code.redirectUri === redirectUriOf(ctx) && verifierMatches(ctx.oidc.params?.code_verifier, code.codeChallenge, code.codeChallengeMethod)) {
         const indicators = [requested].flat();
         if (indicators.length !== 1) throw new errors.InvalidTarget('request exactly one resource: each product is connected separately');
-        const granted = grantedSpelling(indicators[0], code.resourceIndicators);
+        const granted = grantedSpelling(indicators[0], code.resourceIndicators, resources);
         if (!granted) throw new errors.InvalidTarget('the authorization code was not issued for this resource');
         ctx.oidc.params!.resource = granted;
       }

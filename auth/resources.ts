@@ -1,7 +1,8 @@
 /**
  * The protected resources (RFC 8707): one per product server, `{mcp_url}/{product}`, plus the
- * console API `{api_url}/mcp`. Liveness can change while the process runs (a product ships), so
- * every question goes to the catalog; nothing here is computed once at start.
+ * console API `{api_url}/mcp` (named by any of its URLs, `{api_url}/mcp/v1/…`, too). Liveness can
+ * change while the process runs (a product ships), so every question goes to the catalog; nothing
+ * here is computed once at start.
  */
 import type { Catalog } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
@@ -31,8 +32,12 @@ export class ResourceRegistry {
   resolve(indicator: string): ProtectedResource | undefined {
     const canonical = canonicalResource(indicator);
     if (!canonical) return undefined;
-    if (canonical === consoleResource(this.config.apiUrl)) {
-      return { uri: canonical, product: CONSOLE_PRODUCT, scopes: Object.keys(CONSOLE_SCOPES), adminsOnly: false };
+    // The console API is one resource with many URLs: a client asks for the URL whose 401 named its
+    // metadata (RFC 9728 §3.3), and the audience is the API as a whole (RFC 8707 §2 lets the
+    // server map a resource URI to a more general one).
+    const console = consoleResource(this.config.apiUrl);
+    if (canonical === console || canonical.startsWith(`${console}/v1/`)) {
+      return { uri: console, product: CONSOLE_PRODUCT, scopes: Object.keys(CONSOLE_SCOPES), adminsOnly: false };
     }
     const base = canonicalResource(this.config.mcpUrl);
     if (!base || !canonical.startsWith(`${base}/`)) return undefined;

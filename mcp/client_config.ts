@@ -27,7 +27,6 @@ export function clientConfigRoute({ catalog, config }: { catalog: Catalog; confi
       if (!PARAMETERS.has(name)) throw new AppError('invalid_request', `unknown parameter ${name}; use tools, read_only or name_prefix`, { details: { field: name } });
     }
     const namePrefix = single(ctx.query.name_prefix, 'name_prefix');
-    ctx.set('Access-Control-Allow-Origin', '*');
     ctx.body = buildClientConfig(catalog, config, {
       products: [match[1]],
       tools: parseList(ctx.query.tools),

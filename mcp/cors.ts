@@ -2,8 +2,7 @@
  * CORS for browser-based MCP clients (Fetch standard, "CORS protocol").
  *
  * - The public documents (inventory, list_tools, client_config, Protected Resource Metadata) are
- *   readable from any origin; their preflight is answered here because MCP clients send
- *   `MCP-Protocol-Version` on discovery, which makes even a GET preflighted.
+ *   readable from any origin, their refusals included (shared/http.ts publicDocumentCors).
  * - The MCP endpoint `{mcp_url}/{product}` answers browsers only from Portico's own origins and
  *   those listed in MCP_CORS_ORIGINS, the same set the host's Origin check admits (MCP transports,
  *   "Security Warning": Origin validation against DNS rebinding). No credentials mode: the token
@@ -13,7 +12,7 @@ import type Koa from 'koa';
 import type { Catalog } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
 import { AppError } from '../shared/errors.js';
-import type { PorticoState } from '../shared/http.js';
+import { publicDocumentCors, type PorticoState } from '../shared/http.js';
 
 /** Request headers a Streamable HTTP client sends (MCP transports 2025-11-25). */
 export const MCP_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
@@ -24,7 +23,7 @@ export function mcpCors({ catalog, config }: { catalog: Catalog; config: Config 
   const mcpPath = new URL(config.mcpUrl).pathname.replace(/\/+$/, '');
   const escaped = mcpPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const endpoint = new RegExp(`^${escaped}/([a-z][a-z0-9]*)/?$`);
-  const document = new RegExp(`^(?:${escaped}/?|${escaped}/([a-z][a-z0-9]*)/(?:list_tools|client_config)/?|/\\.well-known/oauth-protected-resource${escaped}/([a-z][a-z0-9]*))$`);
+  const document = new RegExp(`^(?:${escaped}/?|${escaped}/([a-z][a-z0-9]*)/(?:list_tools|client_config)/?|/\\.well-known/oauth-protected-resource${escaped}/([a-z][a-z0-9]*)/?)$`);
   const allowedOrigins = new Set([config.authUrl, config.mcpUrl, config.apiUrl].map((url) => new URL(url).origin).concat(config.mcpCorsOrigins));
 
   return async (ctx, next) => {
@@ -32,18 +31,7 @@ export function mcpCors({ catalog, config }: { catalog: Catalog; config: Config 
     const doc = document.exec(path);
     const docProduct = doc?.[1] ?? doc?.[2];
     if (doc && docProduct && !catalog.product(docProduct)) return next();
-    if (doc) {
-      if (ctx.method !== 'OPTIONS') return next();
-      ctx.state.route = 'cors.preflight';
-      ctx.set({
-        'Access-Control-Allow-Origin': '*',
-        'Access-Control-Allow-Methods': 'GET, HEAD',
-        'Access-Control-Allow-Headers': 'mcp-protocol-version',
-        'Access-Control-Max-Age': '600',
-      });
-      ctx.status = 204;
-      return;
-    }
+    if (doc) return publicDocumentCors(ctx, next);
 
     const product = endpoint.exec(path);
     if (!product || !catalog.product(product[1])) return next();

@@ -48,6 +48,8 @@ interface CallAuth {
   principal: Principal;
   requestId: string;
   http: HttpDecision;
+  /** The endpoint's path as this request spelled it (a trailing slash or not): its challenges name that URL's metadata. */
+  path: string;
 }
 
 /** A JSON-RPC error thrown into the SDK: it copies `code`, `message` and `data` onto the wire as they are. */
@@ -116,9 +118,16 @@ export class McpHost {
 
   /** Protected Resource Metadata URL of a product (RFC 9728 §3.1: path-inserted well-known form). */
   metadataUrl(productId: string): string {
-    const mcp = new URL(this.deps.config.mcpUrl);
-    const path = mcp.pathname.replace(/\/+$/, '');
-    return `${mcp.origin}/.well-known/oauth-protected-resource${path}/${productId}`;
+    return this.metadataUrlOf(`${new URL(this.deps.config.mcpUrl).pathname.replace(/\/+$/, '')}/${productId}`);
+  }
+
+  /**
+   * The metadata URL of the endpoint at `path` as a request spelled it: a client uses metadata
+   * found through a challenge only if its `resource` is exactly the URL it called (RFC 9728 §3.3),
+   * `{mcp_url}/forge/` as well as `{mcp_url}/forge`.
+   */
+  private metadataUrlOf(path: string): string {
+    return `${new URL(this.deps.config.mcpUrl).origin}/.well-known/oauth-protected-resource${path}`;
   }
 
   async handle(ctx: Ctx, productId: string): Promise<void> {
@@ -177,7 +186,7 @@ export class McpHost {
       }
       if (message && PIPELINE_METHODS.has(message.method) && message.id !== undefined) {
         const refusal = await this.deps.pipeline.precheck(productId, principal, message.method, message.params, requestId);
-        if (refusal) return this.sendRefusal(ctx, productId, refusal, message);
+        if (refusal) return this.sendRefusal(ctx, refusal, message);
       }
       if (message?.method === 'notifications/cancelled') session.inflight.get(message.params?.requestId)?.abort();
       let direct: ReturnType<McpHost['directRequest']>;
@@ -196,7 +205,7 @@ export class McpHost {
       // A lost or busy database is `unavailable` (503, try again), wherever in the request it failed.
       const error = translateDbError(thrown);
       if (error.status >= 500) this.deps.log.error('mcp request failed', { request_id: requestId, err: thrown });
-      if (error.status === 401) ctx.set('WWW-Authenticate', this.challenge(productId, token ? error.code : undefined));
+      if (error.status === 401) ctx.set('WWW-Authenticate', this.challenge(productId, ctx.path, token ? error.code : undefined));
       if (error.headers) ctx.set(error.headers);
       // Invalid params are an answer to a well-formed request, as the pipeline's refusals are (200).
       sendJson(ctx, error.code === 'invalid_arguments' ? 200 : error.status, jsonRpcErrorBody(error, requestId, idOf(message)));
@@ -223,26 +232,26 @@ export class McpHost {
   }
 
   /** `WWW-Authenticate` of a 401 (RFC 6750 §3, RFC 9728 §5.1). */
-  challenge(productId: string, error?: string): string {
+  challenge(productId: string, path: string, error?: string): string {
     const scopes = this.deps.catalog.scopesOf(productId).join(' ');
     // A roadmap product advertises no scopes: the attribute is left out rather than sent empty
     // (RFC 6750 §3 has one or more scope tokens; the MCP SDK reads `scope=""` as the scope `""`
     // and registers with it, which the authorization server refuses).
-    return `Bearer ${error ? `error="${error === 'connection_revoked' ? 'invalid_token' : error}", ` : ''}resource_metadata="${this.metadataUrl(productId)}"${scopes ? `, scope="${scopes}"` : ''}`;
+    return `Bearer ${error ? `error="${error === 'connection_revoked' ? 'invalid_token' : error}", ` : ''}resource_metadata="${this.metadataUrlOf(path)}"${scopes ? `, scope="${scopes}"` : ''}`;
   }
 
-  private sendRefusal(ctx: Ctx, productId: string, error: AppError, message: Record<string, any>): void {
+  private sendRefusal(ctx: Ctx, error: AppError, message: Record<string, any>): void {
     const kind = message.method === 'resources/read' ? 'resource' : message.method === 'prompts/get' ? 'prompt' : 'tool';
-    const decision = this.httpDecision(productId, error);
+    const decision = this.httpDecision(ctx.path, error);
     if (decision.headers) ctx.set(decision.headers);
     sendJson(ctx, decision.status ?? 200, jsonRpcErrorBody(error, ctx.state.requestId, idOf(message), kind));
   }
 
   /** Refusals that are HTTP statuses in their own right (MCP authorization, "Runtime Insufficient Scope Errors"). */
-  private httpDecision(productId: string, error: AppError): HttpDecision {
+  private httpDecision(path: string, error: AppError): HttpDecision {
     if (error.code === 'insufficient_scope') {
       const scope = String(error.details?.scope ?? '');
-      return { status: 403, headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrl(productId)}"` } };
+      return { status: 403, headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrlOf(path)}"` } };
     }
     if (error.code === 'forbidden_cross_tenant') return { status: 403 };
     return {};
@@ -388,7 +397,7 @@ export class McpHost {
       }
     } catch (thrown) {
       const error = toAppError(thrown);
-      const decision = this.httpDecision(productId, error);
+      const decision = this.httpDecision(call.path, error);
       if (decision.status) call.http.status = decision.status;
       if (decision.headers) call.http.headers = decision.headers;
       const body = jsonRpcErrorOf(error, call.requestId, kind);
@@ -422,7 +431,7 @@ export class McpHost {
 
   /** Answers a hot request through the pipeline and writes the reply as the SDK would (one SSE event). */
   private async answerDirectly(ctx: Ctx, session: Session, principal: Principal, request: { id: string | number; method: string; params: Record<string, any> }): Promise<void> {
-    const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {} };
+    const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {}, path: ctx.path };
     const cancellation = new Cancellation();
     session.inflight.set(request.id, cancellation);
     let body: string;
@@ -461,7 +470,7 @@ export class McpHost {
       if (value) headers.set(name, value);
     }
     const request = new Request(new URL(ctx.path, 'http://portico.internal'), { method: ctx.method, headers });
-    const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {} };
+    const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {}, path: ctx.path };
     const response = await session.transport.handleRequest(request, {
       parsedBody: message,
       authInfo: { token: '', clientId: principal.clientId, scopes: [...principal.scopes], expiresAt: Math.floor(principal.expiresAt / 1000), extra: call as unknown as Record<string, unknown> },

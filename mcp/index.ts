@@ -71,6 +71,8 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
     const metadataPrefix = `/.well-known/oauth-protected-resource${mcpPath}/`;
     const productRoute = new RegExp(`^${escapeRegExp(mcpPath)}/([a-z][a-z0-9]*)(/list_tools)?/?$`);
 
+    // Browser clients (CORS) first: every answer of an endpoint a browser may call, refusals included, carries its CORS headers.
+    app.use(mcpCors({ catalog, config }));
     // The public documents under {mcp_url} (inventory, tool lists, client configurations, resource
     // metadata) answer only Portico's own names, as every other part does (shared/hosts.ts). The MCP
     // endpoint itself is checked by the host, which answers in JSON-RPC.
@@ -84,24 +86,23 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
       if (isDocument(ctx.path) && !allowedHost(ctx.hostname)) throw unknownHost();
       return next();
     });
-    // Browser clients (CORS) and the client configuration document (shared/client_config.ts), issue 9.
-    app.use(mcpCors({ catalog, config }));
+    // The client configuration document (shared/client_config.ts), issue 9.
     app.use(clientConfigRoute({ catalog, config }));
     app.use(async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
       const path = ctx.path;
       if (path.startsWith(metadataPrefix)) {
-        const product = catalog.product(path.slice(metadataPrefix.length));
+        // The endpoint answers with a trailing slash too, and so does its metadata (RFC 9728 §3.3: `resource` is the URL called).
+        const [, id, slash] = /^([a-z][a-z0-9]*)(\/?)$/.exec(path.slice(metadataPrefix.length)) ?? [];
+        const product = id ? catalog.product(id) : undefined;
         if (!product) return next();
         ctx.state.route = '/.well-known/oauth-protected-resource/mcp/:product';
         readOnly(ctx);
-        ctx.set('Access-Control-Allow-Origin', '*');
-        ctx.body = protectedResourceMetadata(publicDeps, product);
+        ctx.body = protectedResourceMetadata(publicDeps, product, slash === '/');
         return;
       }
       if (path === mcpPath || path === `${mcpPath}/`) {
         ctx.state.route = `${mcpPath}/`;
         readOnly(ctx);
-        ctx.set('Access-Control-Allow-Origin', '*');
         ctx.body = inventory(publicDeps);
         return;
       }
@@ -111,7 +112,6 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
       if (match[2]) {
         ctx.state.route = `${mcpPath}/:product/list_tools`;
         readOnly(ctx);
-        ctx.set('Access-Control-Allow-Origin', '*');
         ctx.body = listTools(publicDeps, product);
         return;
       }

@@ -70,10 +70,10 @@ export function listTools(deps: PublicDeps, product: ProductDefinition<any>) {
   };
 }
 
-/** RFC 9728 §2: `resource` is exactly the product URL the token must be issued for. */
-export function protectedResourceMetadata(deps: PublicDeps, product: ProductDefinition<any>) {
+/** RFC 9728 §2: `resource` is exactly the product URL the token must be issued for, spelled as the client called it (§3.3). */
+export function protectedResourceMetadata(deps: PublicDeps, product: ProductDefinition<any>, trailingSlash = false) {
   return {
-    resource: `${deps.config.mcpUrl}/${product.id}`,
+    resource: `${deps.config.mcpUrl}/${product.id}${trailingSlash ? '/' : ''}`,
     authorization_servers: [deps.config.authUrl],
     scopes_supported: deps.catalog.scopesOf(product.id),
     bearer_methods_supported: ['header'],

@@ -99,6 +99,21 @@ export function restErrors(log: Logger, translate: (thrown: unknown) => AppError
   };
 }
 
+/**
+ * CORS for a public document (metadata, catalogs) that any origin may read: every answer, errors
+ * included, carries `Access-Control-Allow-Origin: *`, and the preflight is answered here. MCP
+ * clients send `MCP-Protocol-Version` on discovery, which makes even a GET preflighted (Fetch
+ * standard, "CORS protocol"). No credentials mode: nothing here is read with a cookie.
+ */
+export function publicDocumentCors(ctx: Context, next: Next): Promise<unknown> | undefined {
+  ctx.set('Access-Control-Allow-Origin', '*');
+  if (ctx.method !== 'OPTIONS') return next();
+  (ctx.state as PorticoState).route = 'cors.preflight';
+  ctx.set({ 'Access-Control-Allow-Methods': 'GET, HEAD', 'Access-Control-Allow-Headers': 'mcp-protocol-version', 'Access-Control-Max-Age': '600' });
+  ctx.status = 204;
+  return undefined;
+}
+
 /** PostgreSQL cannot store or compare text holding U+0000, and no input here needs it (DESIGN.md §7: a clear 400). */
 export function nulRefused(): AppError {
   return new AppError('invalid_request', 'the request holds a U+0000 character, which is not accepted');

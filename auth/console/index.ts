@@ -12,7 +12,7 @@ import type { Catalog } from '../../shared/catalog.js';
 import { consolePath } from '../../shared/config.js';
 import { AppError, isAppError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/events.js';
-import { bearerToken, readForm, type PorticoState } from '../../shared/http.js';
+import { bearerToken, publicDocumentCors, readForm, type PorticoState } from '../../shared/http.js';
 import { WindowLimiter } from '../../shared/rate_limit.js';
 import { authenticate, emailsOf, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
 import { appendAudit, auditPages, chainHead, chainPages, dailyActivity, formatCheckpoint, parseCheckpoint, queryAudit, verifyStoredChain, type Head } from '../../db/audit.js';
@@ -35,6 +35,7 @@ const NOTICES = new Map([
   ['revoked', 'The connection was revoked. Its tokens no longer work and its sessions are closed.'],
   ['already_revoked', 'That connection was already revoked: nothing changed.'],
 ]);
+const PRM_PATH = '/.well-known/oauth-protected-resource';
 const CHART_DAYS = 14;
 // The same limit as the authorization server's sign-in page (auth/interactions.ts).
 const SIGN_IN_ATTEMPTS = 10;
@@ -46,8 +47,6 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const api = new URL(config.apiUrl);
     const base = consolePath(config);
     const resource = `${config.apiUrl}/mcp`;
-    const prmPath = `/.well-known/oauth-protected-resource${base}`;
-    const prmUrl = `${api.origin}${prmPath}`;
     const sessionOptions: SessionOptions = { path: base, macKey: context.secrets.macKey };
     const consoleScopes = Object.keys(CONSOLE_SCOPES);
     const describeScope = (scope: string) => CONSOLE_SCOPES[scope] ?? options.catalog.describeScope(scope);
@@ -56,21 +55,34 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
 
     const router = new Router<PorticoState>();
 
-    // RFC 9728 protected resource metadata for the JSON API.
-    router.get(prmPath, (ctx) => {
+    // RFC 9728 protected resource metadata of the JSON API, a public document any origin may read:
+    // for the API as a whole ({api_url}/mcp) and for each URL of it. A client that found metadata
+    // through a 401 uses it only if its `resource` is the URL it called (§3.3), so each 401 names
+    // the metadata of its own URL; all of them name the one console resource at the authorization
+    // server (auth/resources.ts).
+    const isApiUrl = (path: string) => path === base || (path.startsWith(`${base}/v1/`) && router.match(path, 'GET').path.length > 0);
+    app.use((ctx, next) => {
+      const path = ctx.path.startsWith(PRM_PATH) ? ctx.path.slice(PRM_PATH.length) : undefined;
+      if (path === undefined || !isApiUrl(path)) return next();
       ctx.state.route = '/.well-known/oauth-protected-resource/console';
-      ctx.set('Access-Control-Allow-Origin', '*');
-      ctx.body = {
-        resource, authorization_servers: [config.authUrl], scopes_supported: consoleScopes,
-        bearer_methods_supported: ['header'], resource_name: 'Portico console API',
-      };
+      return publicDocumentCors(ctx, async () => {
+        if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+          throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use GET`, { headers: { Allow: 'GET, HEAD' } });
+        }
+        ctx.body = {
+          resource: `${api.origin}${path}`, authorization_servers: [config.authUrl], scopes_supported: consoleScopes,
+          bearer_methods_supported: ['header'], resource_name: 'Portico console API',
+        };
+      });
     });
+    /** RFC 9728 §3.1: the metadata of `{origin}{path}` is at `{origin}/.well-known/oauth-protected-resource{path}` (a quote in the path comes out escaped). */
+    const metadataUrlOf = (ctx: Context) => new URL(`${PRM_PATH}${ctx.path}`, api.origin).href;
 
     // ---- JSON API (bearer tokens) -------------------------------------------------------
     const bearer = async (ctx: Context, next: Next) => {
       ctx.state.route = `${base}/v1`;
       const header = ctx.get('authorization');
-      const challenge = (extra = '') => `Bearer resource_metadata="${prmUrl}", scope="${consoleScopes.join(' ')}"${extra}`;
+      const challenge = (extra = '') => `Bearer resource_metadata="${metadataUrlOf(ctx)}", scope="${consoleScopes.join(' ')}"${extra}`;
       try {
         const token = bearerToken(header);
         if (!token) throw new AppError('invalid_token', 'a bearer token is required', { headers: { 'WWW-Authenticate': challenge() } });
@@ -90,7 +102,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
           const scope = String(error.details?.scope ?? '');
           throw new AppError('insufficient_scope', error.message, {
             details: error.details,
-            headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${prmUrl}"` },
+            headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${metadataUrlOf(ctx)}"` },
           });
         }
         throw error;
@@ -385,14 +397,24 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   // Who asked for a copy of the organization's records, and when, is recorded in them, as a
   // revocation is: before the records are read, so a whole chain's export holds its own record.
   // Where the chain ended then is what `audit verify --file … --checkpoint <it>` checks a file against.
-  await appendAudit(context.db, {
-    tenantId, userId: viewer.userId, product: 'console', kind: 'auth', name: 'audit.export', args: { format, whole, ...rest }, outcome: 'ok', requestId: viewer.requestId,
-  });
-  const head = whole ? await chainHead(context.db, tenantId) : undefined;
+  const record = { tenantId, userId: viewer.userId, product: 'console', kind: 'auth', name: 'audit.export', args: { format, whole, ...rest }, requestId: viewer.requestId } as const;
+  await appendAudit(context.db, { ...record, outcome: 'ok' });
+  // An export that fails once begun gets a second record with the failure's code: the log must not
+  // say that a copy was taken whole when it was not.
+  const failed = (err: unknown) => appendAudit(context.db, { ...record, outcome: translateDbError(err).code })
+    .catch((auditError: unknown) => context.log.error('audit of a failed export failed', { request_id: viewer.requestId, err: auditError }));
   // The first chunk is read before the answer begins: a log that cannot be read is a 500 with
   // Portico's error body, logged with its request id, not a connection cut without an answer.
   const chunks = exportChunks(pages, format as ExportFormat);
-  const first = await chunks.next();
+  let head: Head | undefined;
+  let first: IteratorResult<string>;
+  try {
+    head = whole ? await chainHead(context.db, tenantId) : undefined;
+    first = await chunks.next();
+  } catch (err) {
+    await failed(err);
+    throw err;
+  }
   ctx.type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
   ctx.set('Content-Disposition', `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`);
   ctx.set('X-Audit-Export', whole ? 'chain' : 'selection');
@@ -404,7 +426,9 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   // After the head is sent the connection can only be cut: the log keeps what happened (a client
   // that went away is not a failure of ours).
   body.once('error', (err: Error & { code?: string }) => {
-    if (err.code !== 'ERR_STREAM_PREMATURE_CLOSE') context.log.error('audit export failed', { request_id: ctx.state.requestId, err });
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    context.log.error('audit export failed', { request_id: ctx.state.requestId, err });
+    void failed(err);
   });
   ctx.body = body;
 }

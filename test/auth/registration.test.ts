@@ -104,7 +104,7 @@ for (const kind of databasesUnderTest()) {
       const small = await fetch(`${server.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&client_id=x&refresh_token=y' });
       t.is(small.status, 401);
       // A method an endpoint does not answer is 405 with Allow, as on every other route, not a 404.
-      for (const [method, path, allow] of [['GET', '/oauth/token', 'POST, OPTIONS'], ['PUT', '/oauth/revoke', 'POST, OPTIONS'], ['GET', '/oauth/introspect', 'POST, OPTIONS'], ['GET', '/oauth/register', 'POST, OPTIONS'], ['DELETE', '/oauth/authorize', 'GET, POST'], ['POST', '/oauth/jwks', 'GET, HEAD']] as const) {
+      for (const [method, path, allow] of [['GET', '/oauth/token', 'POST, OPTIONS'], ['PUT', '/oauth/revoke', 'POST, OPTIONS'], ['GET', '/oauth/introspect', 'POST, OPTIONS'], ['GET', '/oauth/register', 'POST, OPTIONS'], ['DELETE', '/oauth/authorize', 'GET, POST'], ['POST', '/oauth/jwks', 'GET, HEAD, OPTIONS'], ['DELETE', '/.well-known/oauth-authorization-server', 'GET, HEAD, OPTIONS']] as const) {
         const response = await fetch(`${server.url}${path}`, { method });
         t.is(response.status, 405, `${method} ${path}`);
         t.is(response.headers.get('allow'), allow, `${method} ${path}`);

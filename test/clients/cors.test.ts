@@ -159,3 +159,61 @@ mcpTest('the MCP endpoint refuses other origins: preflight 403, requests 403, no
   // Non-browser clients send no Origin and are unaffected.
   t.is((await fetch(url, { method: 'POST', headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: init })).status, 200);
 });
+
+mcpTest('every public document, the JWKS and the console API’s resource metadata included, answers a preflight with 204 and is readable from any origin', async (t, server) => {
+  const origin = 'https://claude.ai';
+  const auth = server.config.authUrl;
+  const api = new URL(server.config.apiUrl);
+  const documents = [
+    `${auth}/oauth/jwks`, `${auth}/.well-known/oauth-authorization-server`, `${auth}/.well-known/openid-configuration`,
+    `${new URL(server.mcpUrl).origin}/.well-known/oauth-protected-resource/mcp/forge`, `${api.origin}/.well-known/oauth-protected-resource${api.pathname}/mcp`,
+    `${server.mcpUrl}/`, `${server.mcpUrl}/forge/list_tools`, `${server.mcpUrl}/forge/client_config`,
+  ];
+  for (const url of documents) {
+    const pre = await preflight(url, origin, 'GET', 'mcp-protocol-version');
+    t.is(pre.status, 204, url);
+    t.true(['*', origin].includes(pre.headers.get('access-control-allow-origin')!), url);
+    t.true(listOf(pre.headers.get('access-control-allow-methods')).includes('get'), url);
+    t.true(listOf(pre.headers.get('access-control-allow-headers')).includes('mcp-protocol-version'), url);
+    const get = await fetch(url, { headers: { origin, 'mcp-protocol-version': '2025-11-25' } });
+    t.is(get.status, 200, url);
+    t.true(['*', origin].includes(get.headers.get('access-control-allow-origin')!), url);
+  }
+});
+
+mcpTest('an error answer of an endpoint a browser may call carries the CORS headers of that endpoint’s other answers', async (t, server) => {
+  const auth = server.config.authUrl;
+  const api = new URL(server.config.apiUrl);
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  const cases: Array<[method: string, url: string, status: number, init?: { headers?: Record<string, string>; body?: string }]> = [
+    ['POST', `${auth}/oauth/jwks`, 405],
+    ['DELETE', `${auth}/.well-known/oauth-authorization-server`, 405],
+    ['DELETE', `${auth}/.well-known/openid-configuration`, 405],
+    ['GET', `${auth}/oauth/token`, 405],
+    ['GET', `${auth}/oauth/revoke`, 405],
+    ['GET', `${auth}/oauth/introspect`, 405],
+    ['POST', `${auth}/oauth/token`, 413, { headers: form, body: `code=${'x'.repeat(60 * 1024)}` }],
+    ['POST', `${auth}/oauth/revoke`, 413, { headers: form, body: `token=${'x'.repeat(60 * 1024)}` }],
+    ['POST', `${auth}/oauth/introspect`, 413, { headers: form, body: `token=${'x'.repeat(60 * 1024)}` }],
+    ['POST', `${auth}/oauth/register`, 413, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'x'.repeat(20 * 1024) }) }],
+    ['POST', `${new URL(server.mcpUrl).origin}/.well-known/oauth-protected-resource/mcp/forge`, 405],
+    ['POST', `${api.origin}/.well-known/oauth-protected-resource${api.pathname}/mcp`, 405],
+    ['POST', `${server.mcpUrl}/`, 405],
+    ['POST', `${server.mcpUrl}/forge/list_tools`, 405],
+    ['POST', `${server.mcpUrl}/forge/client_config`, 405],
+    ['GET', `${server.mcpUrl}/forge/client_config?colour=blue`, 400],
+    ['PUT', `${server.mcpUrl}/forge`, 405],
+    ['POST', `${server.mcpUrl}/forge`, 413, { headers: MCP_HEADERS, body: 'x'.repeat(server.config.bodyLimitBytes + 1) }],
+  ];
+  for (const [method, url, status, init = {}] of cases) {
+    const response = await fetch(url, { method, headers: { origin: INSPECTOR, ...init.headers }, body: init.body });
+    await response.arrayBuffer();
+    const label = `${method} ${url.slice(0, 120)}`;
+    t.is(response.status, status, label);
+    t.true([INSPECTOR, '*'].includes(response.headers.get('access-control-allow-origin')!), `${label}: ${response.headers.get('access-control-allow-origin')}`);
+  }
+  // The authorization endpoint is a page, never read by a script: its refusals carry no CORS either.
+  const page = await fetch(`${auth}/oauth/authorize`, { method: 'PUT', headers: { origin: INSPECTOR } });
+  t.is(page.status, 405);
+  t.is(page.headers.get('access-control-allow-origin'), null);
+}, { env: { MCP_CORS_ORIGINS: INSPECTOR } });

@@ -140,7 +140,7 @@ for (const kind of databasesUnderTest()) {
       const none = await fetch(`${f.server.url}/api/mcp/v1/connections`);
       t.is(none.status, 401);
       t.is(((await none.json()) as Json).error.code, 'invalid_token');
-      t.regex(none.headers.get('www-authenticate') ?? '', /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/api\/mcp"/);
+      t.regex(none.headers.get('www-authenticate') ?? '', /resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/api\/mcp\/v1\/connections"/);
       const forgeToken = await f.api('/connections', f.forge.ann.token);
       t.is(forgeToken.status, 401, 'a product token is not a console token');
       const admin = await f.consoleToken('acmeAdmin', 'acme');
