@@ -23,7 +23,7 @@ import { describeInstance, liveInstances, registerInstance } from '../db/instanc
 import { errorReturns } from './error_return.js';
 import { PAGE_HEADERS, pageCsp } from './pages.js';
 import { createProvider, guardCodeResource, ROUTES } from './provider.js';
-import { refreshRepeats } from './refresh_repeat.js';
+import { forgetAnswers, refreshRepeats } from './refresh_repeat.js';
 import { offWhenIdle, providerStorage } from './provider_storage.js';
 import { WindowLimiter } from './rate_limit.js';
 import { ResourceRegistry } from './resources.js';
@@ -129,7 +129,7 @@ export function authMount(options: AuthMountOptions): Mount {
       // connection row a call holds) is left to the next run, not deleted with its connection live.
       const now = Date.now();
       endExpiredGrants(db, options.events, now)
-        .then(() => Promise.all([purgeExpired(db, now), purgeUnusedClients(db)]))
+        .then(() => Promise.all([purgeExpired(db, now), purgeUnusedClients(db), forgetAnswers(db, refreshReuseGraceMs, now)]))
         .catch((err) => log.warn('purging expired OAuth rows failed', { err }));
     }, options.purgeIntervalMs ?? 10 * 60_000);
     timer.unref();

@@ -12,13 +12,14 @@
  * that refresh token, and a repeat — the same client, from the same address, with the same
  * parameters, inside the grace window — gets the same answer: the same tokens, so there is still
  * one chain. The stored answer opens only with the rotated refresh token, which the database holds
- * hashed, so a read of the database still yields no usable token. A repeat that differs in any of
- * these is refused as before, and a reuse after the window still revokes the grant.
+ * hashed, so a read of the database still yields no usable token; it is erased when the window
+ * is over (a timer, and the purge for a process that stopped first: forgetAnswers). A repeat that differs in any of these is refused as before,
+ * and a reuse after the window still revokes the grant.
  */
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import type { Db } from '../db/connect.js';
+import type { Db, DbOrTrx } from '../db/connect.js';
 import { hashTokenId } from '../db/grant_store.js';
 import type { Logger } from '../shared/log.js';
 
@@ -44,8 +45,14 @@ export function refreshRepeats(db: Db, graceMs: number, log: Logger) {
     if (!refreshToken || graceMs <= 0) return;
     const body = ctx.body as Record<string, unknown> | undefined;
     if (ctx.status === 200 && body && typeof body.refresh_token === 'string' && body.refresh_token !== refreshToken) {
-      await remember(db, refreshToken, { request: requestDigest(ctx), at: Date.now(), body }).catch((err) =>
-        log.warn('storing a refresh answer for its repeats failed; a parallel refresh will be refused', { err, request_id: ctx.state?.requestId }));
+      try {
+        await remember(db, refreshToken, { request: requestDigest(ctx), at: Date.now(), body });
+      } catch (err) {
+        log.warn('storing a refresh answer for its repeats failed; a parallel refresh will be refused', { err, request_id: ctx.state?.requestId });
+        return;
+      }
+      // A process that stops first leaves it to the purge (forgetAnswers).
+      setTimeout(() => void forgetAnswer(db, refreshToken).catch(() => undefined), graceMs).unref();
       return;
     }
     if (ctx.status === 400 && body?.error === 'invalid_grant') {
@@ -71,6 +78,20 @@ function requestDigest(ctx: TokenContext): string {
   const params = ctx.oidc.params as Record<string, unknown>;
   const resources = [params.resource ?? []].flat().map(String).sort();
   return createHash('sha256').update(JSON.stringify([ctx.oidc.client?.clientId ?? null, ctx.ip, params.scope ?? null, resources])).digest('base64url');
+}
+
+/**
+ * Erases the answers whose grace window is over (the purge runs it). Each opens with its rotated
+ * refresh token and holds the next one, whose row holds the one after: kept for the row's life, an
+ * old refresh token and a copy of the database would open the chain link by link, up to the live
+ * token. The rows themselves stay: their consumption is what detects a reuse.
+ */
+export async function forgetAnswers(db: DbOrTrx, graceMs: number, now = Date.now()): Promise<number> {
+  return db('oidc_payloads').where({ model: 'RefreshToken' }).whereNotNull('successor').where('consumed_at', '<=', now - graceMs).update({ successor: null });
+}
+
+async function forgetAnswer(db: Db, refreshToken: string): Promise<void> {
+  await db('oidc_payloads').where({ model: 'RefreshToken', id: hashTokenId(refreshToken) }).update({ successor: null });
 }
 
 async function remember(db: Db, refreshToken: string, answer: SealedAnswer): Promise<void> {

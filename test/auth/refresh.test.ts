@@ -6,7 +6,7 @@
  */
 import { request } from 'node:http';
 import test from 'ava';
-import { authenticateBearer, findConnectionByGrant, hashTokenId } from '../../db/grant_store.js';
+import { authenticateBearer, findConnectionByGrant, hashTokenId, revokeConnection } from '../../db/grant_store.js';
 import { isAppError } from '../../shared/errors.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeWithPassword, refresh, registerClient, tokenRequest } from '../helpers/oauth.js';
@@ -134,6 +134,23 @@ for (const kind of databasesUnderTest()) {
 
       t.truthy(await authenticateBearer(db, first.access_token, server.forge), 'the connection lives');
       t.deepEqual(server.published, []);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a repeat inside the grace window is refused once the connection is revoked [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { db } = server.portico.context;
+      const tokens = await tokensFor(server);
+      const first = (await (await refreshRequest(server, tokens.refreshToken!, tokens.clientId)).json()) as TokenBody;
+      const { grantId } = await authenticateBearer(db, first.access_token, server.forge);
+      await db.transaction(async (trx) => revokeConnection(trx, (await findConnectionByGrant(trx, grantId))!, { reason: 'test' }));
+
+      const repeat = await refreshRequest(server, tokens.refreshToken!, tokens.clientId);
+      t.is(repeat.status, 400);
+      t.is(((await repeat.json()) as { error: string }).error, 'invalid_grant');
     } finally {
       await server.close();
     }

@@ -10,6 +10,7 @@ import { authenticateBearer, findConnectionByGrant, hashTokenId } from '../../db
 import { isAppError } from '../../shared/errors.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeWithPassword, refresh, tokenRequest } from '../helpers/oauth.js';
+import { until } from '../helpers/poll.js';
 import { PASSWORD, startAuthServer, type AuthServer } from './support.js';
 
 function tokensFor(server: AuthServer) {
@@ -49,6 +50,46 @@ for (const kind of databasesUnderTest()) {
       const audit = await db('audit_log').where({ name: 'grant.revoke', connection_id: principal.connectionId });
       t.is(audit.length, 1);
       t.is(JSON.parse(audit[0].args_redacted).reason, 'refresh_token_reuse');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a rotated refresh token's row holds the sealed answer while the grace window lasts, and not after it [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind, { auth: { purgeIntervalMs: 100 } });
+    try {
+      const { db } = server.portico.context;
+      const first = await tokensFor(server);
+      const second = await refresh(server.url, { refreshToken: first.refreshToken!, clientId: first.clientId });
+      const rotatedRow = () => db('oidc_payloads').where({ model: 'RefreshToken', id: hashTokenId(first.refreshToken!) }).first('consumed_at', 'successor');
+
+      // A purge has run (an expired row is gone) and left the answer of a rotation inside its window.
+      await db('oidc_payloads').insert({ model: 'Session', id: 'purge-marker', payload: '{}', expires_at: Date.now() - 1, created_at: Date.now() });
+      t.true(await until(5_000, async () => ((await db('oidc_payloads').where({ id: 'purge-marker' }).first()) ? undefined : true)), 'the purge ran');
+      t.truthy((await rotatedRow())?.successor);
+      const repeat = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: first.refreshToken!, client_id: first.clientId });
+      t.is(((await repeat.json()) as { refresh_token?: string }).refresh_token, second.refreshToken);
+
+      // Past the window the answer only served someone holding an old refresh token and a copy of
+      // the database: it opens the next refresh token, whose row opens the one after, up to the live one.
+      await rotatedAgo(server, first.refreshToken!, 12_000);
+      t.true(await until(5_000, async () => ((await rotatedRow())?.successor === null ? true : undefined)), 'the answer is erased');
+      t.truthy((await rotatedRow())?.consumed_at, 'the row stays, for reuse detection');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`the sealed answer is erased as its grace window ends, without waiting for the purge [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind, { auth: { refreshReuseGraceMs: 500 } });
+    try {
+      const { db } = server.portico.context;
+      const first = await tokensFor(server);
+      await refresh(server.url, { refreshToken: first.refreshToken!, clientId: first.clientId });
+      const rotatedRow = () => db('oidc_payloads').where({ model: 'RefreshToken', id: hashTokenId(first.refreshToken!) }).first('consumed_at', 'successor');
+      t.truthy((await rotatedRow())?.successor, 'inside the window');
+      t.true(await until(5_000, async () => ((await rotatedRow())?.successor === null ? true : undefined)), 'the answer is erased');
+      t.truthy((await rotatedRow())?.consumed_at, 'the row stays, for reuse detection');
     } finally {
       await server.close();
     }

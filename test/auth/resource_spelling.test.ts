@@ -8,7 +8,7 @@
 import test from 'ava';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeCode, tokenRequest } from '../helpers/oauth.js';
+import { authorizeCode, errorReturnOf, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
 import { PASSWORD, startAuthServer } from '../auth/support.js';
 
 const alice = { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme' };
@@ -47,6 +47,39 @@ for (const kind of databasesUnderTest()) {
       const { code, clientId, redirectUri, verifier } = await authorizeCode(server.url, { ...alice, resource: `${server.forge}/`, scopes: ['forge.chat.read'] });
       const wrong = await tokenRequest(server.url, { grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: redirectUri, code_verifier: verifier, resource: `${server.aegis}/` });
       t.is(((await wrong.json()) as { error: string }).error, 'invalid_target');
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`dot segments, encoded slashes, path case and a query never make a resource indicator name another resource than its URL [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const api = `${server.url}/api/mcp`;
+      const { client_id: clientId } = await registerClient(server.url);
+      const consoleScopes = ['console.connections.read'];
+      for (const [resource, scopes, error] of [
+        [`${api}/v1/..%2f..%2f..%2fmcp%2fforge`, ['forge.chat.read'], 'invalid_scope'], // an encoded slash is no separator: still the console
+        [`${server.forge}%2f..%2f..%2fapi%2fmcp`, consoleScopes, 'invalid_target'],
+        [`${server.forge}/..%2F..%2Fapi/mcp/v1/audit`, consoleScopes, 'invalid_target'],
+        [`${server.url}/api/MCP/v1/connections`, consoleScopes, 'invalid_target'],
+        [`${api}/v1/connections?tenant=globex`, consoleScopes, 'invalid_target'],
+      ] as const) {
+        const attempt = await startAuthorization(server.url, { clientId, resource, scopes: [...scopes] });
+        t.is((await errorReturnOf(attempt.response)).searchParams.get('error'), error, resource);
+      }
+
+      // A console grant's tokens: a forge URL spelled as a console one climbs out with its dot segments.
+      const scopes = ['console.audit.read'];
+      const { code, clientId: consoleClient, redirectUri, verifier } = await authorizeCode(server.url, { ...alice, resource: `${api}/v1/audit`, scopes });
+      const exchanged = await tokenRequest(server.url, { grant_type: 'authorization_code', code, client_id: consoleClient, redirect_uri: redirectUri, code_verifier: verifier, resource: `${api}/v1/%2e%2e/%2e%2e/%2e%2e/mcp/forge` });
+      t.is(((await exchanged.json()) as { error: string }).error, 'invalid_target');
+      const tokens = (await (await tokenRequest(server.url, { grant_type: 'authorization_code', code, client_id: consoleClient, redirect_uri: redirectUri, code_verifier: verifier, resource: `${api}/v1/connections/x` })).json()) as { access_token: string; refresh_token: string };
+      t.is((await authenticateBearer(server.portico.context.db, tokens.access_token, api)).product, 'console');
+      const climbing = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: consoleClient, resource: `${api}/v1/../../../mcp/forge` });
+      t.is(((await climbing.json()) as { error: string }).error, 'invalid_target');
+      const refreshed = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: consoleClient });
+      t.is(refreshed.status, 200, 'the refused refresh spent nothing');
     } finally {
       await server.close();
     }
