@@ -108,11 +108,11 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     // the per-address limits (registration, sign-in) key on ctx.ip.
     const app = new Koa<PorticoState>({ keys: secrets.cookieKeys, proxy: config.trustProxy > 0, maxIpsCount: config.trustProxy });
     app.silent = true;
+    secureByPublicUrl(app, config);
     app.use(observe(context));
     app.use(restErrors(log, translateDbError));
     app.use(refuseNul);
     app.use(operations(context, () => phase));
-    app.use(secureByPublicUrl(config));
     for (const mount of options.mounts ?? []) {
       nextStep();
       await mount(app, context);
@@ -263,18 +263,23 @@ function routeFamilies(config: Config): Set<string> {
 /**
  * Cookies are Secure when the public URL a request was addressed to is https, even behind a
  * TLS-terminating proxy that talks plain http to Portico (with TRUST_PROXY=0 its X-Forwarded-Proto
- * is not believed). Koa's cookies and oidc-provider's ask the request (ctx.secure), so the request
- * is marked: under {api_url}/mcp by the console's URL, elsewhere by the authorization server's,
- * the other part that sets cookies.
+ * is not believed). Koa's cookies and oidc-provider's ask the request (ctx.secure), so the app's
+ * requests answer it by the public URL: under {api_url}/mcp the console's, elsewhere the
+ * authorization server's, the other part that sets cookies. A getter rather than a middleware:
+ * only a request that sets a cookie asks, and the MCP servers' requests (the hot path) take no
+ * extra step.
  */
-function secureByPublicUrl(config: Config): Koa.Middleware<PorticoState> {
+function secureByPublicUrl(app: Koa<PorticoState>, config: Config): void {
   const consoleBase = consolePath(config);
+  const insideConsole = `${consoleBase}/`;
   const [consoleIsHttps, authIsHttps] = [config.apiUrl, config.authUrl].map((url) => new URL(url).protocol === 'https:');
-  return (ctx, next) => {
-    const isHttps = ctx.path === consoleBase || ctx.path.startsWith(`${consoleBase}/`) ? consoleIsHttps : authIsHttps;
-    if (isHttps && !ctx.secure) Object.defineProperty(ctx.request, 'secure', { value: true });
-    return next();
-  };
+  const bySocketOrProxy = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(app.request), 'secure')!.get!;
+  Object.defineProperty(app.request, 'secure', {
+    get(this: Koa.Request): boolean {
+      const path = this.path;
+      return (path === consoleBase || path.startsWith(insideConsole) ? consoleIsHttps : authIsHttps) || bySocketOrProxy.call(this);
+    },
+  });
 }
 
 type Phase = 'starting' | 'serving';

@@ -56,7 +56,12 @@ export function refreshRepeats(db: Db, graceMs: number, log: Logger) {
       return;
     }
     if (ctx.status === 400 && body?.error === 'invalid_grant') {
-      const answer = await answerOf(db, refreshToken, ctx, graceMs);
+      // The refusal stands when the answer cannot be read: an error here would leave the OAuth
+      // error shape (RFC 6749 §5.2) for Portico's own.
+      const answer = await answerOf(db, refreshToken, ctx, graceMs).catch((err: unknown) => {
+        log.warn('a repeated refresh could not read the first refresh\'s answer; it is refused', { err, request_id: ctx.state?.requestId });
+        return undefined;
+      });
       if (!answer) return;
       ctx.status = 200;
       ctx.body = { ...answer.body, ...countedDown(answer) };

@@ -109,12 +109,6 @@ export class SessionRegistry {
     return [...this.sessions.values()];
   }
 
-  countOf(connectionId: string): number {
-    let n = 0;
-    for (const s of this.sessions.values()) if (s.connectionId === connectionId) n += 1;
-    return n;
-  }
-
   private closeIdle(now = Date.now()): void {
     for (const session of this.sessions.values()) {
       if (now - session.lastActiveAt > this.options.idleMs) void this.close(session.id);

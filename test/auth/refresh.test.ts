@@ -180,3 +180,27 @@ for (const kind of databasesUnderTest()) {
     }
   });
 }
+
+// SQLite only: the column is renamed to make reading the stored answers fail. On PostgreSQL the
+// rename would also break the pool's cached statements that the refresh itself runs.
+test('a repeat whose first answer cannot be read is refused invalid_grant in the token endpoint\'s own shape, and the connection lives [sqlite]', async (t) => {
+  const server = await startAuthServer('sqlite');
+  try {
+    const { db } = server.portico.context;
+    const tokens = await tokensFor(server);
+    // Storing the first refresh's answer and reading it for the repeat both fail.
+    await db.schema.alterTable('oidc_payloads', (table) => table.renameColumn('successor', 'successor_unreadable'));
+    const first = await refreshRequest(server, tokens.refreshToken!, tokens.clientId);
+    t.is(first.status, 200, 'the refresh does not depend on storing its answer');
+    const { access_token: accessToken } = (await first.json()) as TokenBody;
+
+    const repeat = await refreshRequest(server, tokens.refreshToken!, tokens.clientId);
+    t.is(repeat.status, 400);
+    const refusal = (await repeat.json()) as Record<string, unknown>;
+    t.is(refusal.error, 'invalid_grant', JSON.stringify(refusal));
+    t.truthy(await authenticateBearer(db, accessToken, server.forge), 'the connection lives');
+    t.true(server.logs.some((line) => /a repeated refresh could not read/.test(line)), 'the failure is logged');
+  } finally {
+    await server.close();
+  }
+});

@@ -217,7 +217,7 @@ export function harvestRepository(scope: TenantScope) {
       return { ...lotView(next), changed: Object.keys(changes) };
     },
 
-    /** The lot's last move, sold or scrapped; locked first, like every change of a lot. */
+    /** The lot's last move, sold or scrapped; locked first, as an update is. */
     async close(rawId: string, outcome: (typeof LOT_OUTCOMES)[number]): Promise<LotView & { previous_status: LotStatus }> {
       const row = await scope.requireLocked<DbLotRow>('harvest_lots', rawId, 'lot');
       refuseFinal(row);

@@ -260,16 +260,14 @@ export function peopleRepository(scope: TenantScope) {
       },
 
       async offboard(rawId: string, input: { last_day: number; reason: string }, actor: string) {
-        const found = await requirePerson(rawId);
         // Locked first and read as they are now: a change of their manager made meanwhile is where the reports go.
-        const row = (await scope.lock<DbProfileRow>(PROFILES, found.id))!;
+        const row = await scope.requireLocked<DbProfileRow>(PROFILES, rawId, 'person');
         if (row.status === 'offboarded') throw new AppError('conflict', `person ${row.id} is already offboarded`, { details: { status: row.status } });
         if (row.start_date !== null && input.last_day < Number(row.start_date)) {
           throw new AppError('invalid_arguments', `last_day: ${msToDate(input.last_day)} is before the start date ${msToDate(Number(row.start_date))}`, { details: { field: 'last_day' } });
         }
         const now = Date.now();
-        const updated = await scope.from(PROFILES).where(`${PROFILES}.id`, row.id).whereNot('status', 'offboarded').update({ status: 'offboarded', end_date: input.last_day, updated_at: now });
-        if (updated !== 1) throw new AppError('conflict', `person ${row.id} changed while this call ran; read it again`);
+        await scope.update(PROFILES, row.id, { status: 'offboarded', end_date: input.last_day, updated_at: now });
         const cancelled = await scope.from(TASKS).where(`${TASKS}.person_id`, row.id).where('status', 'open').update({ status: 'cancelled' });
         // Direct reports move up to the departing person's own manager, so nobody reports to someone who left.
         const reports = (await scope.from<DbProfileRow>(PROFILES).where(`${PROFILES}.manager_id`, row.id).whereNot('status', 'offboarded')) as DbProfileRow[];
