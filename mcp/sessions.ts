@@ -76,15 +76,16 @@ export class SessionRegistry {
   }
 
   /**
-   * Closes a session. With `answer`, the calls the SDK runs are answered with it first: closing the
-   * SDK's server ends their streams with no reply, and the client would wait for one until its own
-   * time-out (a confirmation the person was being asked for when the connection was revoked).
+   * Closes a session. With `answer`, the calls in flight end with it, not as cancelled: those the
+   * host answers itself fail with it, and those the SDK runs are answered with it first (closing
+   * the SDK's server ends their streams with no reply, and the client would wait for one until its
+   * own time-out: a confirmation the person was being asked for when the connection was revoked).
    */
   async close(id: string, answer?: AppError): Promise<void> {
     const session = this.sessions.get(id);
     if (!session) return;
+    if (answer) for (const cancellation of session.inflight.values()) cancellation.abort(answer);
     this.forget(id);
-    for (const cancellation of session.inflight.values()) cancellation.abort();
     if (answer) {
       await Promise.all([...session.sdkCalls].map(([callId, requestId]) =>
         session.transport.send({ jsonrpc: '2.0', id: callId, error: jsonRpcErrorOf(answer, requestId, 'tool') }, { relatedRequestId: callId }).catch(() => undefined)));

@@ -56,7 +56,8 @@ for (const kind of databasesUnderTest()) {
       await elsewhere.transaction((trx) => revokeConnection(trx, connection, { reason: 'test' })).finally(() => elsewhere.destroy());
       await server.events.publish({ type: 'connection.revoked', connectionId: connection.id, grantId: connection.grant_id });
       door.release();
-      await call;
+      const response = await call;
+      t.is(response.body?.error?.data?.code, 'connection_revoked', `the client is told why: ${response.text.slice(0, 300)}`);
       t.deepEqual(await server.markers('cut-off'), []);
       t.true((await auditOf(server, 'acme', { connection_id: connection.id, name: 'faultlab.write_marker' })).length > 0, 'the call is audited');
 
