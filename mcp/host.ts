@@ -350,10 +350,10 @@ export class McpHost {
           },
           // The call's signal: a client that cancels the call (or closes its session) withdraws the
           // question too; the SDK sends notifications/cancelled for its elicitation/create.
-          { relatedRequestId, signal },
+          { relatedRequestId, signal, timeout: this.deps.config.confirmationTimeoutMs },
         );
       } catch (thrown) {
-        // Cancelled, or the person did not answer within the SDK's request time-out: nothing was
+        // Cancelled, or the person did not answer within CONFIRMATION_TIMEOUT_MS: nothing was
         // changed, and that is an expected end of a call, not an internal error.
         if (signal.aborted) throw new AppError('timeout', 'the request was cancelled; nothing was changed');
         if (thrown instanceof McpError && thrown.code === ErrorCode.RequestTimeout) {

@@ -55,6 +55,8 @@ export interface Config {
   bodyLimitBytes: number;
   rateLimitPerMinute: number;
   toolTimeoutMs: number;
+  /** How long a person has to answer a destructive tool's confirmation asked through their client (elicitation). */
+  confirmationTimeoutMs: number;
   sessionIdleMs: number;
   maxSessionsPerConnection: number;
   /** Open MCP sessions of one person on one instance, across their connections. */
@@ -104,6 +106,8 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     toolTimeoutMs,
+    // The MCP SDK's own request time-out (DEFAULT_REQUEST_TIMEOUT_MSEC) is the default.
+    confirmationTimeoutMs: integer(env, 'CONFIRMATION_TIMEOUT_MS', 60_000, 1_000, 3_600_000),
     sessionIdleMs: integer(env, 'SESSION_IDLE_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
     maxSessionsPerConnection: integer(env, 'MAX_SESSIONS_PER_CONNECTION', 10, 1, 1_000),
     maxSessionsPerUser: integer(env, 'MAX_SESSIONS_PER_USER', 50, 1, 10_000),

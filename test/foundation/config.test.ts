@@ -107,3 +107,12 @@ test('PORT 0 (any free port) is accepted with PUBLIC_AUTH_URL; HOST takes addres
   for (const host of ['127.0.0.1', '::1', '0.0.0.0', 'localhost', 'portico-1.internal.example']) t.is(loadConfig({ HOST: host }).host, host);
   t.is(loadConfig({ PUBLIC_AUTH_URL: 'https://portico.example/', PUBLIC_MCP_URL: 'https://portico.example/tools/mcp' }).mcpUrl, 'https://portico.example/tools/mcp', 'the MCP and API URLs may have paths');
 });
+
+test('CONFIRMATION_TIMEOUT_MS: 60 s (the MCP SDK’s request time-out) unless set; values out of range are refused', (t) => {
+  t.is(loadConfig({}).confirmationTimeoutMs, 60_000);
+  t.is(loadConfig({ CONFIRMATION_TIMEOUT_MS: '300000' }).confirmationTimeoutMs, 300_000);
+  for (const value of ['999', '3600001', 'a minute', '-5']) {
+    const error = t.throws(() => loadConfig({ CONFIRMATION_TIMEOUT_MS: value }), { instanceOf: ConfigError }, value);
+    t.regex(error.message, /^CONFIRMATION_TIMEOUT_MS: /);
+  }
+});

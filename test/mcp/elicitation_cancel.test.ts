@@ -65,19 +65,24 @@ mcpTest('a call cancelled while its elicitation waits ends at once as timeout, a
   }
 });
 
-mcpTest('an elicitation the person leaves unanswered ends the call as timeout with “nothing was changed”, not as an internal error', async (t, server) => {
-  t.timeout(120_000);
+/** How long the person has to answer in the next test (CONFIRMATION_TIMEOUT_MS; 60 s by default). */
+const ANSWER_WITHIN_MS = 2_000;
+
+mcpTest('an elicitation the person leaves unanswered for CONFIRMATION_TIMEOUT_MS ends the call as timeout with “nothing was changed”, not as an internal error', async (t, server) => {
   const { client, connection, target } = await silentPerson(server);
   try {
-    const result = await client.callTool({ name: 'forge.delete_conversation', arguments: { conversation_id: target.id } }, undefined, { timeout: 100_000 }).then(
+    const asked = performance.now();
+    const result = await client.callTool({ name: 'forge.delete_conversation', arguments: { conversation_id: target.id } }, undefined, { timeout: 30_000 }).then(
       (value) => ({ value, error: undefined as any }), (error) => ({ value: undefined, error }));
+    t.true(performance.now() - asked >= ANSWER_WITHIN_MS, 'the person had the configured time to answer');
     t.is(result.error?.data?.code, 'timeout', `answer: ${JSON.stringify(result.value ?? { code: result.error?.code, message: result.error?.message, data: result.error?.data })}`);
+    t.regex(result.error?.message ?? '', /did not answer the confirmation in time; nothing was changed/);
     t.deepEqual((await auditOf(server, 'acme', { connection_id: connection.id, name: 'forge.delete_conversation' })).map((r) => r.outcome), ['timeout']);
     t.truthy(await server.db('forge_conversations').where({ id: target.id }).first(), 'nothing was deleted');
   } finally {
     await client.close();
   }
-});
+}, { env: { CONFIRMATION_TIMEOUT_MS: String(ANSWER_WITHIN_MS) } });
 
 mcpTest('a session deleted while a call’s elicitation waits ends that call as timeout, audited once (as for calls without elicitation)', async (t, server) => {
   const { client, connection, target, wasAsked } = await silentPerson(server);
