@@ -109,3 +109,18 @@ mcpPostgresTest('a report update that waits for another update answers with both
     await Promise.all([a.close(), b.close()]);
   }
 });
+
+mcpPostgresTest('a lot deletion that waits for a close answers with the lot as it was deleted', async (t, server) => {
+  const [a, b] = await connections(server, GRANT, 2);
+  try {
+    const id = await createLot(t, a);
+    const sellNow = await confirmation(a.client, 'harvest.close_lot', { lot_id: id, outcome: 'sold' });
+    const deleteNow = await confirmation(b.client, 'harvest.delete_lot', { lot_id: id });
+    const [sold, deleted] = await inLine(t, server.db, 'harvest_lots', id, [sellNow, deleteNow]);
+    t.true(sold.ok && deleted.ok, JSON.stringify([sold, deleted]));
+    t.like(deleted.value, { deleted: true, id, status: 'sold' });
+    t.is(await server.db('harvest_lots').where({ id }).first(), undefined);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});

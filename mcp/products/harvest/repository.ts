@@ -228,8 +228,8 @@ export function harvestRepository(scope: TenantScope) {
     },
 
     async delete(rawId: string) {
-      const row = await scope.require<DbLotRow>('harvest_lots', rawId, 'lot');
-      // Deleted by a call that ran at the same time: this one deleted nothing, as it would a moment later.
+      // Locked first: the answer is the lot as it was deleted, not as read before a change that committed meanwhile.
+      const row = await scope.requireLocked<DbLotRow>('harvest_lots', rawId, 'lot');
       if (!(await scope.delete('harvest_lots', row.id))) throw new AppError('not_found', `no lot with id ${row.id}`);
       return { deleted: true, id: row.id, item: row.item, status: row.status };
     },
