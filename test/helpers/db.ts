@@ -12,6 +12,7 @@ import type { Knex } from 'knex';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { connectDatabase, type Db } from '../../db/connect.js';
 import { migrateLatest } from '../../db/migrate.js';
+import { migratedPostgres, migratedSqlite } from './migrated_template.js';
 import { until } from './poll.js';
 
 export type DbKind = 'sqlite' | 'postgres';
@@ -37,11 +38,16 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
+/**
+ * An empty database, or with `migrated` one with every migration applied (made from a template:
+ * test/helpers/migrated_template.ts). Tests of migrating itself take the empty one.
+ */
+export async function createTestDatabase(kind: DbKind, options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-test-'));
     const filename = path.join(dir, 'portico.sqlite');
     const config: DatabaseConfig = { kind: 'sqlite', filename };
+    if (options.migrated) await migratedSqlite(filename);
     return { kind, url: `sqlite:${filename}`, config, connect: () => connectDatabase(config), drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
   const base = process.env.TEST_DATABASE_URL!;
@@ -52,7 +58,7 @@ export async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
   const url = new URL(base);
   url.searchParams.set('options', `-c search_path=${schema}`);
   const config: DatabaseConfig = { kind: 'postgres', url: url.href };
-  return {
+  const database: TestDatabase = {
     kind,
     url: url.href,
     config,
@@ -66,6 +72,15 @@ export async function createTestDatabase(kind: DbKind): Promise<TestDatabase> {
       }
     },
   };
+  if (options.migrated) {
+    try {
+      await migratedPostgres(database.url, () => createTestDatabase('postgres'));
+    } catch (error) {
+      await database.drop();
+      throw error;
+    }
+  }
+  return database;
 }
 
 /** A migrated database with an open pool, for repository tests. */
@@ -74,8 +89,9 @@ export interface MigratedDatabase extends TestDatabase {
 }
 
 export async function createMigratedDatabase(kind: DbKind): Promise<MigratedDatabase> {
-  const database = await createTestDatabase(kind);
+  const database = await createTestDatabase(kind, { migrated: true });
   const db = database.connect();
+  // Nothing to apply; it would apply what the template lacked.
   await migrateLatest(db);
   return {
     ...database,
