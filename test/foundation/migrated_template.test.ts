@@ -1,10 +1,12 @@
 /**
  * The suite's migrated databases come from a template (test/helpers/migrated_template.ts): a copied
- * SQLite file, or the statements of one PostgreSQL migration run again. Such a database must be
- * the one migrating makes, or every test on it would test something else.
+ * SQLite file, or the statements of one PostgreSQL migration run again, with the signing keys a
+ * first start makes. Such a database must be the one migrating makes, with those keys and nothing
+ * else, or every test on it would test something else.
  */
 import test from 'ava';
 import type { Knex } from 'knex';
+import { loadOrCreateSigningKeys, SIGNING_KEYS } from '../../auth/keys.js';
 import { dialectOf } from '../../db/connect.js';
 import { migrateLatest } from '../../db/migrate.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
@@ -17,7 +19,8 @@ async function describe(db: Knex): Promise<Record<string, unknown>> {
     : (await rowsOf(`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by 1`) as Array<{ name: string }>).map((r) => r.name);
   const rows: Record<string, unknown> = {};
   for (const table of tables) {
-    // The time each migration ran is the one thing that differs.
+    // The signing keys are the template's own (checked below); the time each migration ran differs.
+    if (table === 'secrets') continue;
     const columns = table === 'knex_migrations' ? ['id', 'name', 'batch'] : ['*'];
     rows[table] = await db(table).select(columns).orderByRaw('1');
   }
@@ -40,9 +43,9 @@ async function describe(db: Knex): Promise<Record<string, unknown>> {
 }
 
 for (const kind of databasesUnderTest()) {
-  test(`a database made from the migrated template is the one migrating an empty database makes [${kind}]`, async (t) => {
+  test(`a database made from the migrated template is the one migrating an empty database makes, with signing keys [${kind}]`, async (t) => {
     const migrated = await createTestDatabase(kind);
-    const templated = await createTestDatabase(kind, { migrated: true });
+    const templated = await createTestDatabase(kind, { migrated: true, signingKeys: true });
     const [a, b] = [migrated.connect(), templated.connect()];
     try {
       t.true((await migrateLatest(a)).length > 20, 'the empty database was migrated here');
@@ -50,9 +53,29 @@ for (const kind of databasesUnderTest()) {
       const expected = await describe(a);
       t.true(Object.keys(expected.rows as object).length > 30, 'the description covers the tables');
       t.deepEqual(await describe(b), expected);
+      t.deepEqual(await a('secrets').pluck('name'), [], 'migrating stores no secret');
+      // The one secret the template adds: the signing keys a first start makes, one per algorithm, all current.
+      t.deepEqual(await b('secrets').pluck('name'), [SIGNING_KEYS.name]);
+      const ring = await loadOrCreateSigningKeys(b);
+      t.deepEqual(ring.current.map((key) => key.alg).sort(), ['ES256', 'RS256']);
+      t.deepEqual([ring.next.length, ring.previous.length], [0, 0]);
     } finally {
       await Promise.all([a.destroy(), b.destroy()]);
       await Promise.all([migrated.drop(), templated.drop()]);
+    }
+  });
+}
+
+for (const kind of databasesUnderTest()) {
+  test(`a database made from the migrated template without signing keys holds no secret [${kind}]`, async (t) => {
+    const database = await createTestDatabase(kind, { migrated: true });
+    const db = database.connect();
+    try {
+      t.deepEqual(await migrateLatest(db), []);
+      t.deepEqual(await db('secrets').pluck('name'), []);
+    } finally {
+      await db.destroy();
+      await database.drop();
     }
   });
 }

@@ -39,15 +39,17 @@ export interface TestDatabase {
 }
 
 /**
- * An empty database, or with `migrated` one with every migration applied (made from a template:
- * test/helpers/migrated_template.ts). Tests of migrating itself take the empty one.
+ * An empty database; with `migrated`, one with every migration applied, and with `signingKeys`
+ * too the signing keys a first start would make (from a template: test/helpers/migrated_template.ts).
+ * Tests of migrating, and of what a first start does, take the empty one.
  */
-export async function createTestDatabase(kind: DbKind, options: { migrated?: boolean } = {}): Promise<TestDatabase> {
+export async function createTestDatabase(kind: DbKind, options: { migrated?: boolean; signingKeys?: boolean } = {}): Promise<TestDatabase> {
+  const template = { signingKeys: options.signingKeys === true };
   if (kind === 'sqlite') {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-test-'));
     const filename = path.join(dir, 'portico.sqlite');
     const config: DatabaseConfig = { kind: 'sqlite', filename };
-    if (options.migrated) await migratedSqlite(filename);
+    if (options.migrated) await migratedSqlite(filename, template);
     return { kind, url: `sqlite:${filename}`, config, connect: () => connectDatabase(config), drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
   const base = process.env.TEST_DATABASE_URL!;
@@ -74,7 +76,7 @@ export async function createTestDatabase(kind: DbKind, options: { migrated?: boo
   };
   if (options.migrated) {
     try {
-      await migratedPostgres(database.url, () => createTestDatabase('postgres'));
+      await migratedPostgres(database.url, template, () => createTestDatabase('postgres'));
     } catch (error) {
       await database.drop();
       throw error;

@@ -2,13 +2,17 @@
  * Migrated test databases without migrating each one. Nearly every test starts from a migrated
  * database, and migrating an empty one took ~48 ms on SQLite and ~370 ms on PostgreSQL (23
  * migrations, ~200 statements, each a round trip); from the template it takes ~1 ms and ~260 ms
- * (PostgreSQL's own work for the DDL is most of that). So the first test that needs one migrates an empty database for real
+ * (PostgreSQL's own work for the DDL is most of that). The template also holds the signing keys a
+ * first start would generate (auth/keys.ts): making the RSA key took most of a first start's
+ * ~220 ms (a restart on the same database took 25). Each test's database has its own copy of them;
+ * its cookie and MAC keys, which also name its event channel, are still its own, made at its start.
+ * So the first test that needs one migrates an empty database for real
  * and keeps what that produced in the temporary directory, keyed by the migrations' sources:
  * - SQLite: the migrated file, which later tests copy;
  * - PostgreSQL: every statement the migration ran, its values written in, which later tests run on
  *   their own new schema in one round trip.
  * Every worker process finds what the first one kept. A change to a migration (or to db/migrate.ts,
- * db/connect.ts, or another knex) makes another key, so a stale template is never used.
+ * db/connect.ts, the key code, this file, or another knex) makes another key, so a stale template is never used.
  * test/foundation/migrated_template.test.ts checks that a database made this way is the one a
  * migration makes: tables, columns, indexes, constraints, rows.
  */
@@ -20,14 +24,15 @@ import { createRequire } from 'node:module';
 import pg from 'pg';
 import { connectDatabase } from '../../db/connect.js';
 import { MIGRATIONS, migrateLatest } from '../../db/migrate.js';
+import { loadOrCreateSigningKeys } from '../../auth/keys.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const KNEX_VERSION = (createRequire(import.meta.url)('knex/package.json') as { version: string }).version;
 
-/** What the migrations are: their names and sources, the runner's and the connection's (SQLite's pragmas), and knex's version. */
+/** What the template is made by: the migrations' names and sources, the runner's, the connection's (SQLite's pragmas), the keys', this file's, and knex's version. */
 function migrationsKey(): string {
   const hash = createHash('sha256').update(KNEX_VERSION);
-  for (const file of ['migrate.ts', 'connect.ts']) hash.update(fs.readFileSync(path.join(ROOT, 'db', file)));
+  for (const file of ['db/migrate.ts', 'db/connect.ts', 'db/secrets.ts', 'auth/keys.ts', 'test/helpers/migrated_template.ts']) hash.update(fs.readFileSync(path.join(ROOT, file)));
   for (const [name] of MIGRATIONS) hash.update(name).update(fs.readFileSync(path.join(ROOT, 'db', 'migrations', `${name}.ts`)));
   return hash.digest('hex').slice(0, 16);
 }
@@ -50,46 +55,69 @@ async function kept(kind: string, make: (into: string) => Promise<void>): Promis
   return file;
 }
 
-let sqliteTemplate: Promise<string> | undefined;
-
-/** Makes `filename` a migrated SQLite database. */
-export async function migratedSqlite(filename: string): Promise<void> {
-  const template = await (sqliteTemplate ??= kept('sqlite', async (into) => {
-    const db = connectDatabase({ kind: 'sqlite', filename: into });
-    try {
-      await migrateLatest(db);
-      // Everything into the main file, so that the file alone is the database.
-      await db.raw('pragma wal_checkpoint(truncate)');
-    } finally {
-      await db.destroy();
-    }
-    for (const suffix of ['-wal', '-shm']) fs.rmSync(`${into}${suffix}`, { force: true });
-  }));
-  fs.copyFileSync(template, filename);
+/** What a test's database starts as: migrated, and with `signingKeys` the keys a first start would make. */
+export interface Template {
+  signingKeys: boolean;
 }
+
+const sqliteTemplates = new Map<boolean, Promise<string>>();
+
+/** The kept SQLite file: migrated, and with `signingKeys` a copy of that with the keys stored. */
+function sqliteTemplate(signingKeys: boolean): Promise<string> {
+  let template = sqliteTemplates.get(signingKeys);
+  if (!template) {
+    template = kept(signingKeys ? 'sqlite-keys' : 'sqlite', async (into) => {
+      if (signingKeys) fs.copyFileSync(await sqliteTemplate(false), into);
+      const db = connectDatabase({ kind: 'sqlite', filename: into });
+      try {
+        if (signingKeys) await loadOrCreateSigningKeys(db);
+        else await migrateLatest(db);
+        // Everything into the main file, so that the file alone is the database.
+        await db.raw('pragma wal_checkpoint(truncate)');
+      } finally {
+        await db.destroy();
+      }
+      for (const suffix of ['-wal', '-shm']) fs.rmSync(`${into}${suffix}`, { force: true });
+    });
+    sqliteTemplates.set(signingKeys, template);
+  }
+  return template;
+}
+
+/** Makes `filename` a migrated SQLite database (with signing keys, if asked). */
+export async function migratedSqlite(filename: string, { signingKeys }: Template): Promise<void> {
+  fs.copyFileSync(await sqliteTemplate(signingKeys), filename);
+}
+
+/** Between the migration's statements and those storing the signing keys, in the kept script. */
+const KEYS_PART = '\n-- signing keys\n';
 
 let postgresScript: Promise<string> | undefined;
 
-/** Migrates the empty schema `url`'s search_path names, by running the kept script there. */
-export async function migratedPostgres(url: string, fresh: () => Promise<{ url: string; drop(): Promise<void> }>): Promise<void> {
-  const script = fs.readFileSync(await (postgresScript ??= kept('postgres', async (into) => {
+/** Migrates the empty schema `url`'s search_path names (and stores signing keys there, if asked) by running the kept script. */
+export async function migratedPostgres(url: string, { signingKeys }: Template, fresh: () => Promise<{ url: string; drop(): Promise<void> }>): Promise<void> {
+  const file = await (postgresScript ??= kept('postgres', async (into) => {
     const scratch = await fresh();
     const statements: string[] = [];
     const db = connectDatabase({ kind: 'postgres', url: scratch.url });
     db.on('query', (query: { sql: string; bindings?: readonly unknown[] }) => statements.push(withValues(query.sql, query.bindings ?? [])));
+    const script = () => statements.splice(0).map((sql) => sql.replace(/;\s*$/, '')).join(';\n');
     try {
       await migrateLatest(db);
+      const migration = script();
+      await loadOrCreateSigningKeys(db);
+      fs.writeFileSync(into, `${migration};${KEYS_PART}${script()}`);
     } finally {
       await db.destroy();
       await scratch.drop();
     }
-    fs.writeFileSync(into, statements.map((sql) => sql.replace(/;\s*$/, '')).join(';\n'));
-  })), 'utf8');
+  }));
+  const [migration, keys] = fs.readFileSync(file, 'utf8').split(KEYS_PART);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     // One simple-protocol query: the statements run in order, in the transactions they ran in.
-    await client.query(script);
+    await client.query(signingKeys ? `${migration}${KEYS_PART}${keys}` : migration);
   } finally {
     await client.end();
   }

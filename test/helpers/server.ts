@@ -37,8 +37,8 @@ export interface TestServerOptions {
 }
 
 export async function startTestServer(kind: DbKind, options: TestServerOptions = {}): Promise<TestServer> {
-  // Migrated already (from a template): the start finds nothing to apply, as a restart does.
-  const database = options.database ?? (await createTestDatabase(kind, { migrated: true }));
+  // Migrated, with signing keys (from a template): the start finds what a restart finds.
+  const database = options.database ?? (await createTestDatabase(kind, { migrated: true, signingKeys: true }));
   // The port is free when picked but another worker may take it before Portico listens: pick again.
   for (let attempt = 1; ; attempt += 1) {
     try {
