@@ -1,20 +1,21 @@
 /**
- * Migrated test databases without migrating each one. Nearly every test starts from a migrated
- * database, and migrating an empty one took ~48 ms on SQLite and ~370 ms on PostgreSQL (23
- * migrations, ~200 statements, each a round trip); from the template it takes ~1 ms and ~260 ms
- * (PostgreSQL's own work for the DDL is most of that). The template also holds the signing keys a
- * first start would generate (auth/keys.ts): making the RSA key took most of a first start's
- * ~220 ms (a restart on the same database took 25). Each test's database has its own copy of them;
- * its cookie and MAC keys, which also name its event channel, are still its own, made at its start.
- * So the first test that needs one migrates an empty database for real
- * and keeps what that produced in the temporary directory, keyed by the migrations' sources:
- * - SQLite: the migrated file, which later tests copy;
+ * Test databases that start migrated, without migrating each one. Nearly every test starts from a
+ * migrated database, and migrating an empty one took ~48 ms on SQLite and ~370 ms on PostgreSQL
+ * (23 migrations, ~200 statements, each a round trip). So the first test that needs one migrates an
+ * empty database for real and keeps the result in the temporary directory:
+ * - SQLite: the migrated file, which later tests copy (~1 ms);
  * - PostgreSQL: every statement the migration ran, its values written in, which later tests run on
- *   their own new schema in one round trip.
- * Every worker process finds what the first one kept. A change to a migration (or to db/migrate.ts,
- * db/connect.ts, the key code, this file, or another knex) makes another key, so a stale template is never used.
- * test/foundation/migrated_template.test.ts checks that a database made this way is the one a
- * migration makes: tables, columns, indexes, constraints, rows.
+ *   their own new schema in one round trip (~260 ms: PostgreSQL's own work for the DDL).
+ * A test server's database also gets the signing keys a first start would make (auth/keys.ts):
+ * making the RSA key was most of a first start's ~220 ms, against 25 ms for a restart. Each test's
+ * database has its own copy of them; its cookie and MAC keys (the MAC key also names its event
+ * channel) are still made at its own start.
+ *
+ * Every worker process finds what the first one kept, under a key of what made it (templateKey): a
+ * change to a migration, db/migrate.ts, db/connect.ts, the key code, this file or knex's version
+ * makes another key, so a stale template is never used. test/foundation/migrated_template.test.ts
+ * checks that a database made this way is the one migrating makes (tables, columns, indexes,
+ * constraints, rows), with exactly those keys or none.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,7 +31,7 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const KNEX_VERSION = (createRequire(import.meta.url)('knex/package.json') as { version: string }).version;
 
 /** What the template is made by: the migrations' names and sources, the runner's, the connection's (SQLite's pragmas), the keys', this file's, and knex's version. */
-function migrationsKey(): string {
+function templateKey(): string {
   const hash = createHash('sha256').update(KNEX_VERSION);
   for (const file of ['db/migrate.ts', 'db/connect.ts', 'db/secrets.ts', 'auth/keys.ts', 'test/helpers/migrated_template.ts']) hash.update(fs.readFileSync(path.join(ROOT, file)));
   for (const [name] of MIGRATIONS) hash.update(name).update(fs.readFileSync(path.join(ROOT, 'db', 'migrations', `${name}.ts`)));
@@ -41,7 +42,7 @@ const cacheDir = path.join(os.tmpdir(), 'portico-migrated');
 
 /** The kept file for `kind`, made by `make` (into a path of its own) if it is not there yet. */
 async function kept(kind: string, make: (into: string) => Promise<void>): Promise<string> {
-  const file = path.join(cacheDir, `${kind}-${migrationsKey()}`);
+  const file = path.join(cacheDir, `${kind}-${templateKey()}`);
   if (fs.existsSync(file)) return file;
   fs.mkdirSync(cacheDir, { recursive: true });
   const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
