@@ -13,7 +13,11 @@ import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
 
 /** Everything migrating decides, in a form two databases of one kind can be compared by. */
 async function describe(db: Knex): Promise<Record<string, unknown>> {
-  const rowsOf = async (sql: string) => ((await db.raw(sql)) as { rows?: unknown[] }).rows ?? (await db.raw(sql));
+  // PostgreSQL answers a raw query with { rows }, SQLite with the rows themselves.
+  const rowsOf = async (sql: string) => {
+    const result = await db.raw(sql);
+    return (result as { rows?: unknown[] }).rows ?? result;
+  };
   const tables: string[] = dialectOf(db) === 'postgres'
     ? (await rowsOf(`select table_name as name from information_schema.tables where table_schema = current_schema() order by 1`) as Array<{ name: string }>).map((r) => r.name)
     : (await rowsOf(`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by 1`) as Array<{ name: string }>).map((r) => r.name);

@@ -49,8 +49,12 @@ export async function createTestDatabase(kind: DbKind, options: { migrated?: boo
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-test-'));
     const filename = path.join(dir, 'portico.sqlite');
     const config: DatabaseConfig = { kind: 'sqlite', filename };
-    if (options.migrated) await migratedSqlite(filename, template);
-    return { kind, url: `sqlite:${filename}`, config, connect: () => connectDatabase(config), drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
+    const drop = async () => fs.rmSync(dir, { recursive: true, force: true });
+    if (options.migrated) await migratedSqlite(filename, template).catch(async (error: unknown) => {
+      await drop();
+      throw error;
+    });
+    return { kind, url: `sqlite:${filename}`, config, connect: () => connectDatabase(config), drop };
   }
   const base = process.env.TEST_DATABASE_URL!;
   const schema = `t_${randomBytes(6).toString('hex')}`;

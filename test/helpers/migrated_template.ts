@@ -93,11 +93,12 @@ export async function migratedSqlite(filename: string, { signingKeys }: Template
 /** Between the migration's statements and those storing the signing keys, in the kept script. */
 const KEYS_PART = '\n-- signing keys\n';
 
-let postgresScript: Promise<string> | undefined;
+/** The kept PostgreSQL script, read once per process: the migration's part and the keys' part. */
+let postgresScript: Promise<{ migration: string; keys: string }> | undefined;
 
 /** Migrates the empty schema `url`'s search_path names (and stores signing keys there, if asked) by running the kept script. */
 export async function migratedPostgres(url: string, { signingKeys }: Template, fresh: () => Promise<{ url: string; drop(): Promise<void> }>): Promise<void> {
-  const file = await (postgresScript ??= kept('postgres', async (into) => {
+  const { migration, keys } = await (postgresScript ??= kept('postgres', async (into) => {
     const scratch = await fresh();
     const statements: string[] = [];
     const db = connectDatabase({ kind: 'postgres', url: scratch.url });
@@ -112,8 +113,10 @@ export async function migratedPostgres(url: string, { signingKeys }: Template, f
       await db.destroy();
       await scratch.drop();
     }
+  }).then((file) => {
+    const [migration, keys] = fs.readFileSync(file, 'utf8').split(KEYS_PART);
+    return { migration, keys };
   }));
-  const [migration, keys] = fs.readFileSync(file, 'utf8').split(KEYS_PART);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
