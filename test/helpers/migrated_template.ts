@@ -26,8 +26,8 @@ import pg from 'pg';
 import { connectDatabase } from '../../db/connect.js';
 import { MIGRATIONS, migrateLatest } from '../../db/migrate.js';
 import { loadOrCreateSigningKeys } from '../../auth/keys.js';
+import { PROJECT_ROOT as ROOT } from '../../scripts/project_root.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const KNEX_VERSION = (createRequire(import.meta.url)('knex/package.json') as { version: string }).version;
 
 /** What the template is made by: the migrations' names and sources, the runner's, the connection's (SQLite's pragmas), the keys', this file's, and knex's version. */

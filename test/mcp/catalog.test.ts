@@ -5,14 +5,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import test from 'ava';
 import { PRODUCTS } from '../../mcp/products/index.js';
 import { compileTool } from '../../mcp/schemas.js';
 import { annotationsOf, SCOPE_FORM, TOOL_NAME_FORM, type ToolDefinition } from '../../shared/catalog.js';
 import { testOnEachDatabase } from '../helpers/db.js';
+import { PROJECT_ROOT as ROOT } from '../../scripts/project_root.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const PRODUCT_ID = /^[a-z][a-z0-9]*$/;
 
 function isTool(value: unknown): value is ToolDefinition {
@@ -25,7 +24,8 @@ async function toolFiles(productId: string): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   if (!fs.existsSync(dir)) return found;
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
-    const module = (await import(pathToFileURL(path.join(dir, file)).href)) as Record<string, unknown>;
+    // The module beside this test's own copy: the .ts source under tsx, the compiled .js in dist/.
+    const module = (await import(new URL(`../../mcp/products/${productId}/tools/${file.replace(/\.ts$/, '.js')}`, import.meta.url).href)) as Record<string, unknown>;
     for (const value of Object.values(module)) if (isTool(value)) found.set(value.name, file);
   }
   return found;

@@ -7,7 +7,6 @@
  * verifies, and the restarted server serves.
  */
 import { spawn } from 'node:child_process';
-import path from 'node:path';
 import test from 'ava';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { chainRows, verifyChain } from '../../db/audit.js';
@@ -17,8 +16,8 @@ import { createMigratedDatabase, databasesUnderTest } from '../helpers/db.js';
 import { issueAccessToken } from '../helpers/grants.js';
 import { DEMO_PASSWORD, MCP_HEADERS, readRaw } from '../helpers/mcp.js';
 import { freePort, startTestServer } from '../helpers/server.js';
+import { PROJECT_ROOT as ROOT } from '../../scripts/project_root.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 async function waitHealthy(url: string, child: ReturnType<typeof spawn>): Promise<void> {
   for (let i = 0; i < 300; i++) {
