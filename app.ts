@@ -65,10 +65,10 @@ export interface StartOptions {
   /** Products' sample rows for the demo dataset (see mounts.ts defaultSeeders). */
   seeders?: DemoSeeder[];
   /**
-   * Aborted to stop a start under way (a signal during start-up, main.ts): the step under way
-   * (waiting for the turn, the migrations, a mount) finishes or rolls back, no further step begins,
-   * what was opened is closed, and the start rejects with the signal's reason. Once listening, the
-   * start completes: the demo's passwords are shown only once.
+   * Aborted to stop a start under way (a signal during start-up, main.ts): waiting for the turn
+   * to migrate ends at once, the step under way (the migrations, a mount) finishes or rolls back,
+   * no further step begins, what was opened is closed, and the start rejects with the signal's
+   * reason. Once listening, the start completes: the demo's passwords are shown only once.
    */
   signal?: AbortSignal;
 }
@@ -96,7 +96,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     const applied = await exclusively(db, async () => {
       nextStep();
       return migrateLatest(db);
-    });
+    }, options.signal);
     if (applied.length) log.info('migrations applied', { migrations: applied });
     nextStep();
     const secrets = await loadSecrets(db);

@@ -3,6 +3,7 @@
  * TypeScript sources (tests) and from the compiled dist/ (npm start). Add new files at the end.
  */
 import type { Knex } from 'knex';
+import type pg from 'pg';
 import { dialectOf, type Db } from './connect.js';
 import { sessionClient, useSearchPath } from './pg_client.js';
 import * as accounts from './migrations/20261121_0001_accounts.js';
@@ -106,17 +107,39 @@ export async function migrateLatest(db: Db): Promise<string[]> {
  * the demo, and one of them would fail to start. The lock is PostgreSQL's advisory lock, held by a
  * session of its own, so ending that session releases it whatever happens to `work`. SQLite takes
  * its writers one at a time by itself.
+ *
+ * `signal` aborted while waiting for the turn withdraws the request and rejects with its reason
+ * (a start stopped by SIGTERM does not wait for another instance's migrations); once the turn is
+ * taken, `work` runs to its end.
  */
-export async function exclusively<T>(db: Db, work: () => Promise<T>): Promise<T> {
+export async function exclusively<T>(db: Db, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   if (dialectOf(db) !== 'postgres') return work();
+  signal?.throwIfAborted();
   const session = sessionClient(db);
   session.on('error', () => undefined); // a lost session releases the lock; `work` goes on without it
   await session.connect();
   try {
     await useSearchPath(session, db);
-    await session.query(`select pg_advisory_lock(hashtext('portico.start ' || current_schema()))`);
+    await takeTurn(session, db, signal);
     return await work();
   } finally {
     await session.end().catch(() => undefined);
+  }
+}
+
+async function takeTurn(session: pg.Client, db: Db, signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted();
+  const { rows: [{ pid }] } = await session.query<{ pid: number }>('select pg_backend_pid() as pid');
+  // Cancelled, not disconnected: a backend waiting for a lock would not notice its client leaving,
+  // and would stay in the queue, taking the turn when it comes and only then finding no one there.
+  const withdraw = () => void db.raw('select pg_cancel_backend(?)', [pid]).catch(() => undefined);
+  signal?.addEventListener('abort', withdraw, { once: true });
+  try {
+    await session.query(`select pg_advisory_lock(hashtext('portico.start ' || current_schema()))`);
+  } catch (error) {
+    signal?.throwIfAborted();
+    throw error;
+  } finally {
+    signal?.removeEventListener('abort', withdraw);
   }
 }

@@ -1,6 +1,7 @@
 /**
  * SIGTERM or SIGINT while `npm start` is starting (migrating, waiting for its turn to, mounting):
- * the step under way finishes or rolls back, no further step begins, what was opened is closed,
+ * waiting for the turn ends at once, the step under way finishes or rolls back, no further step
+ * begins, what was opened is closed,
  * and the process exits with the conventional status of that signal (128 + its number), saying so
  * in the log. Before, the signal ended the process wherever it was.
  */
@@ -65,32 +66,35 @@ test('SIGTERM while the migrations wait for a write lock: they finish, the start
 
 const pgTest = databasesUnderTest().includes('postgres') ? test : test.skip;
 
-pgTest('SIGINT while waiting for the turn to migrate: nothing is migrated, exit 130 [postgres]', async (t) => {
+pgTest('SIGINT while waiting for the turn to migrate: the wait ends at once, its request withdrawn, nothing migrated, exit 130 [postgres]', async (t) => {
   t.timeout(60_000);
   const database = await createTestDatabase('postgres');
   const db = database.connect();
+  let main: Awaited<ReturnType<typeof startMain>> | undefined;
   try {
     const schema = (await db.raw('select current_schema() as schema')).rows[0].schema as string;
-    let main!: Awaited<ReturnType<typeof startMain>>;
-    // The turn a starting instance takes around its migrations (db/migrate.ts exclusively), held here.
+    // The child's request for the turn, while it waits for it.
+    const waiting = async () => {
+      const { rows } = await db.raw(
+        `select 1 from pg_locks where locktype = 'advisory' and not granted and objid::text::bigint = (hashtext('portico.start ' || ?)::bigint & 4294967295)`, [schema],
+      );
+      return rows.length > 0;
+    };
+    // The turn a starting instance takes around its migrations (db/migrate.ts exclusively), held
+    // here until the child has exited: another instance's migrations can take long.
     await exclusively(db, async () => {
       main = await startMain(database.url);
-      const waiting = async () => {
-        const { rows } = await db.raw(
-          `select 1 from pg_locks where locktype = 'advisory' and not granted and objid::text::bigint = (hashtext('portico.start ' || ?)::bigint & 4294967295)`, [schema],
-        );
-        return rows.length ? true : undefined;
-      };
-      t.true(await until(20_000, waiting), `the child never waited for the turn: ${main.output()}`);
+      t.true(await until(20_000, async () => (await waiting()) || undefined), `the child never waited for the turn: ${main.output()}`);
       main.child.kill('SIGINT');
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      const exited = await Promise.race([main.exited, new Promise<'still running'>((resolve) => setTimeout(resolve, 15_000, 'still running'))]);
+      t.deepEqual(exited, { code: 130, signal: null }, main.output());
+      t.like(logLines(main.output()).find((line) => line.msg === 'start interrupted'), { level: 'warn', signal: 'SIGINT' }, main.output());
+      // Withdrawn, not abandoned: a request left in the queue would take the turn before the next instance's.
+      t.false(await waiting(), 'the child left its request for the turn in the queue');
     });
-
-    const { code, signal } = await main.exited;
-    t.deepEqual({ code, signal }, { code: 130, signal: null }, main.output());
-    t.like(logLines(main.output()).find((line) => line.msg === 'start interrupted'), { level: 'warn', signal: 'SIGINT' }, main.output());
-    t.false(await db.schema.hasTable('knex_migrations'), 'no migration began after the signal');
+    t.false(await db.schema.hasTable('knex_migrations'), 'nothing was migrated');
   } finally {
+    main?.child.kill('SIGKILL'); // only if it failed to stop
     await db.destroy();
     await database.drop();
   }
