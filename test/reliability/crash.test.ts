@@ -18,7 +18,6 @@ import { DEMO_PASSWORD, MCP_HEADERS, readRaw } from '../helpers/mcp.js';
 import { freePort, startTestServer } from '../helpers/server.js';
 import { PROJECT_ROOT as ROOT } from '../../scripts/project_root.js';
 
-
 async function waitHealthy(url: string, child: ReturnType<typeof spawn>): Promise<void> {
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
