@@ -1,4 +1,6 @@
 /** Starts a real Portico on 127.0.0.1 with a fresh database, for end-to-end tests. */
+import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger, type Logger } from '../../shared/log.js';
@@ -7,14 +9,37 @@ import { defaultMounts } from '../../mounts.js';
 import { createTestDatabase, type DbKind, type TestDatabase } from './db.js';
 import { leakedSecrets } from './secrets.js';
 
+/**
+ * A port that is free now and that the kernel will not hand out by itself: it lies below the
+ * ephemeral range, from which every `listen(0)` and every outgoing connection of the other test
+ * workers takes its port. A test that stops a server and starts another on the same port (a
+ * restart keeps its public URL) would otherwise lose it, now and then, to one of those.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const [lowest, highest] = [10_000, ephemeralLow() - 1];
+  for (let attempt = 1; ; attempt += 1) {
+    const port = randomInt(lowest, highest + 1);
+    if (await bindable(port)) return port;
+    if (attempt === 100) throw new Error(`no free port between ${lowest} and ${highest} in 100 tries`);
+  }
+}
+
+/** The kernel's first ephemeral port: Linux says in /proc; elsewhere 32768 is below the usual range. */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 11_000) return low;
+  } catch {
+    // Not Linux.
+  }
+  return 32_768;
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
