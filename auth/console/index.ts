@@ -290,7 +290,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     router.get(`${base}/connections/:id`, htmlErrors, signedIn, async (ctx) => {
       const viewer = viewerOf(ctx);
       const connection = await connectionFor(context.db, viewer, ctx.params.id);
-      const { rows } = await queryAudit(context.db, { tenantId: viewer.tenant.id, connectionId: connection.id }, { limit: 20 });
+      // A member sees only their own records here too: an admin's revoke of their connection is not theirs.
+      const own = viewer.role === 'admin' ? undefined : viewer.userId;
+      const { rows } = await queryAudit(context.db, { tenantId: viewer.tenant.id, connectionId: connection.id, userId: own }, { limit: 20 });
       const people = await emailsOf(context.db, rows.map((r) => r.user_id));
       render(ctx, 'Connection', pages.connectionPage(pageContext(ctx), connection, rows, people), 'connections');
     });

@@ -53,12 +53,14 @@ export async function connectionFor(db: Db, viewer: Viewer, rawId: string): Prom
 /** Revokes, audits, then tells every instance so live sessions and streams close at once. */
 export async function revokeFor(db: Db, events: EventBus, viewer: Viewer, rawId: string): Promise<{ connection: ConnectionView; revoked: boolean }> {
   requireScope(viewer, 'console.connections.write');
-  const connection = await connectionFor(db, viewer, rawId);
+  // The write scope is enough to revoke: it does not also need the read scope (docs/console.md).
+  const writer = { ...viewer, scopes: undefined };
+  const connection = await connectionFor(db, writer, rawId);
   const revoked = await db.transaction((trx) =>
     revokeConnection(trx, connection, { userId: viewer.userId, reason: viewer.scopes ? 'console api' : 'console', requestId: viewer.requestId }));
   await events.publish({ type: 'connection.revoked', connectionId: connection.id, grantId: connection.grant_id });
   // Read back, so the answer carries the revocation time as stored (a second revoke shows the same).
-  return { connection: await connectionFor(db, viewer, rawId), revoked };
+  return { connection: await connectionFor(db, writer, rawId), revoked };
 }
 
 export interface AuditQuery {

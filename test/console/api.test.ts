@@ -74,6 +74,24 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`console.connections.write alone is enough to revoke [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const writeOnly = await f.consoleToken('acmeAdmin', 'acme', ['console.connections.write']);
+      const response = await f.api(`/connections/${f.forge.ann.connection.id}`, writeOnly, { method: 'DELETE' });
+      const body: Json = await response.json();
+      t.is(response.status, 200, JSON.stringify(body));
+      t.is(body.already_revoked, false);
+      const { db, config } = f.server.portico.context;
+      const error = await t.throwsAsync(authenticateBearer(db, f.forge.ann.token, `${config.mcpUrl}/forge`));
+      t.true(isAppError(error) && error.code === 'connection_revoked');
+      // It still cannot read: the listing wants the read scope.
+      t.is((await f.api('/connections', writeOnly)).status, 403);
+    } finally {
+      await f.close();
+    }
+  });
+
   test(`acme's admin cannot see globex's connections or audit [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     try {

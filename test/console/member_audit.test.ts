@@ -45,6 +45,22 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`a member's connection page lists only their own records on it, not the admin's revoke [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const admin = await f.consoleToken('acmeAdmin', 'acme');
+      t.is((await f.api(`/connections/${f.forge.ann.connection.id}`, admin, { method: 'DELETE' })).status, 200);
+      const page = await (await signIn(f, 'ann@acme.example')).request(`/api/mcp/connections/${f.forge.ann.connection.id}`);
+      t.is(page.status, 200);
+      t.notRegex(page.text, /connection\.revoke/, 'the admin’s record is not ann’s');
+      t.notRegex(page.text, /admin@acme\.example/);
+      const adminPage = await (await signIn(f, 'admin@acme.example')).request(`/api/mcp/connections/${f.forge.ann.connection.id}`);
+      t.regex(adminPage.text, /connection\.revoke/, 'the admin sees it on the same page');
+    } finally {
+      await f.close();
+    }
+  });
+
   test(`a member's activity chart counts only their own calls [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     try {
