@@ -313,7 +313,13 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const people = await emailsOf(context.db, rows.map((r) => r.user_id));
       render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, previous, isAdmin: viewer.role === 'admin', people }), 'audit');
     });
-    router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
+    router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => {
+      // A GET carries the session cookie on another site's link too (SameSite=Lax), and an export
+      // is recorded as taken by the person: it starts only from Portico's own pages, or typed in.
+      const site = ctx.get('sec-fetch-site');
+      if (site && site !== 'same-origin' && site !== 'none') throw new AppError('csrf_failed', 'an export starts only from the console’s own pages');
+      await sendExport(ctx, context, viewerOf(ctx));
+    });
     router.get(`${base}/audit/verify`, htmlErrors, signedIn, async (ctx) => {
       const checkpoint = checkpointParam(ctx.query.checkpoint || undefined);
       render(ctx, 'Verify', pages.verifyPage(pageContext(ctx), await verifyFor(context, viewerOf(ctx), checkpoint), checkpoint), 'audit');
@@ -400,6 +406,16 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   // revocation is: before the records are read, so a whole chain's export holds its own record.
   // Where the chain ended then is what `audit verify --file … --checkpoint <it>` checks a file against.
   const record = { tenantId, userId: viewer.userId, product: 'console', kind: 'auth', name: 'audit.export', args: { format, whole, ...rest }, requestId: viewer.requestId } as const;
+  const type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
+  const disposition = `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`;
+  if (ctx.method === 'HEAD') {
+    // Koa's router answers HEAD with the GET route; a HEAD takes no copy, so nothing is recorded or read.
+    ctx.status = 200;
+    ctx.type = type;
+    ctx.set('Content-Disposition', disposition);
+    ctx.set('X-Audit-Export', whole ? 'chain' : 'selection');
+    return;
+  }
   await appendAudit(context.db, { ...record, outcome: 'ok' });
   // An export that fails once begun gets a second record with the failure's code: the log must not
   // say that a copy was taken whole when it was not.
@@ -417,8 +433,8 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
     await failed(err);
     throw err;
   }
-  ctx.type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
-  ctx.set('Content-Disposition', `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`);
+  ctx.type = type;
+  ctx.set('Content-Disposition', disposition);
   ctx.set('X-Audit-Export', whole ? 'chain' : 'selection');
   if (head?.seq) ctx.set('X-Audit-Chain-Head', formatCheckpoint(head));
   const body = Readable.from(first.done ? [] : (async function* () {

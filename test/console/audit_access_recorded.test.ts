@@ -34,4 +34,30 @@ for (const kind of databasesUnderTest()) {
       await f.close();
     }
   });
+
+  test(`another site's link to the export page is refused, and a HEAD takes no copy: neither is recorded as an export [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    const { db } = f.server.portico.context;
+    const exports = async () => Number((await db('audit_log').where({ tenant_id: f.tenants.acme, name: 'audit.export' }).count({ n: '*' }).first())?.n);
+    try {
+      const admin = await signIn(f, 'admin@acme.example');
+      for (const site of ['cross-site', 'same-site']) {
+        const linked = await admin.request('/api/mcp/audit/export?format=csv', { headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'navigate' } });
+        t.is(linked.status, 403, site);
+        t.regex(linked.text, /csrf_failed/);
+      }
+      const head = await admin.request('/api/mcp/audit/export?format=jsonl', { method: 'HEAD' });
+      t.is(head.status, 200);
+      t.regex(head.headers.get('content-disposition') ?? '', /^attachment; filename="portico-audit-acme-/);
+      const token = await f.consoleToken('acmeAdmin', 'acme');
+      t.is((await f.api('/audit/export', token, { method: 'HEAD' })).status, 200);
+      t.is(await exports(), 0, 'nothing recorded');
+      // Typed in (no Sec-Fetch-Site: none) or from the console's own page, it is an export.
+      t.is((await admin.request('/api/mcp/audit/export?format=csv', { headers: { 'sec-fetch-site': 'none' } })).status, 200);
+      t.is((await admin.request('/api/mcp/audit/export?format=csv')).status, 200);
+      t.is(await exports(), 2);
+    } finally {
+      await f.close();
+    }
+  });
 }
