@@ -10,6 +10,7 @@ import { auditPipeOf, knexSql, writeTransaction, type Db, type DbOrTrx, type Sql
 import type { PgPipe } from './pg_client.js';
 import { isUnavailable } from './errors.js';
 import { uuidv7 } from './ids.js';
+import { decodeCursor, encodeCursor, newestFirstPage, type KeysetCursor, type KeysetPage } from './keyset.js';
 
 export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
@@ -693,59 +694,23 @@ function applyFilter(query: import('knex').Knex.QueryBuilder, filter: AuditFilte
   if (filter.to !== undefined) query.where('time', '<', filter.to);
 }
 
-/**
- * A place in the newest-first listing: the records older than (time, id), or with `newer` the
- * records newer than it. Opaque to callers; the older form is unchanged, so cursors issued before
- * there was a way back still work.
- */
-export interface AuditCursor {
-  time: number;
-  id: string;
-  newer?: boolean;
-}
-
-export function encodeCursor(row: Pick<DbAuditRow, 'time' | 'id'>, newer = false): string {
-  return Buffer.from(`${newer ? 'n' : ''}${row.time}.${row.id}`).toString('base64url');
-}
-
-export function decodeCursor(cursor: string): AuditCursor | undefined {
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^(n?)(\d{1,16})\.([0-9a-f-]{36})$/.exec(text);
-  return match ? { time: Number(match[2]), id: match[3], newer: match[1] === 'n' } : undefined;
-}
+/** A place in the newest-first listing (db/keyset.ts). */
+export type AuditCursor = KeysetCursor;
+export { decodeCursor, encodeCursor };
 
 /**
- * Newest first, keyset-paginated both ways: constant cost per page however deep, and a page
- * reached by a cursor shows the same records however many arrive meanwhile. `next` continues with
- * older records, `previous` goes back to newer ones. Records are never deleted, so the record a
- * cursor was made from is still there: a page reached by a cursor always has a way back.
+ * Newest first, keyset-paginated both ways (db/keyset.ts). `next` continues with older records,
+ * `previous` goes back to newer ones. Records are never deleted, so the record a cursor was made
+ * from is still there: a page reached by a cursor always has a way back.
  */
 export async function queryAudit(
   db: DbOrTrx,
   filter: AuditFilter,
   page: { limit: number; cursor?: AuditCursor },
-): Promise<{ rows: DbAuditRow[]; next?: string; previous?: string }> {
-  const newer = page.cursor?.newer === true;
+): Promise<KeysetPage<DbAuditRow>> {
   const query = db<DbAuditRow>('audit_log');
   applyFilter(query, filter);
-  if (page.cursor) {
-    const { time, id } = page.cursor;
-    const beyond = newer ? '>' : '<';
-    query.where((q) => q.where('time', beyond, time).orWhere((q2) => q2.where('time', time).andWhere('id', beyond, id)));
-  }
-  // Newer records are read upwards from the cursor (the nearest first), then shown newest first.
-  const order = newer ? 'asc' : 'desc';
-  const rows: DbAuditRow[] = await query.orderBy([{ column: 'time', order }, { column: 'id', order }]).limit(page.limit + 1);
-  const more = rows.length > page.limit;
-  if (more) rows.pop();
-  if (newer) rows.reverse();
-  const hasOlder = newer ? rows.length > 0 : more;
-  const hasNewer = newer ? more : page.cursor !== undefined && rows.length > 0;
-  return {
-    rows,
-    next: hasOlder ? encodeCursor(rows[rows.length - 1]) : undefined,
-    previous: hasNewer ? encodeCursor(rows[0], true) : undefined,
-  };
+  return newestFirstPage<DbAuditRow>(query, { time: 'time', id: 'id' }, page, (row) => row);
 }
 
 /** Matching records oldest first, a page at a time (for export), in constant memory. */

@@ -10,6 +10,7 @@ import { hash, randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
 import { appendAudit } from './audit.js';
 import { dialectOf, type DbOrTrx } from './connect.js';
+import { newestFirstPage, type KeysetCursor, type KeysetPage } from './keyset.js';
 
 export const BEARER_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode', 'ClientCredentials', 'RegistrationAccessToken', 'InitialAccessToken', 'DeviceCode', 'BackchannelAuthenticationRequest']);
 /** Models that die with their grant. */
@@ -257,21 +258,19 @@ export interface ConnectionView extends DbConnectionRow {
   user_email: string;
 }
 
-/** A tenant's connections, newest first; `userId` narrows to one person's (members see only theirs). */
+/** A tenant's connections, newest first, a page at a time (db/keyset.ts); `userId` narrows to one person's (members see only theirs). */
 export async function listConnections(
   db: DbOrTrx,
   tenantId: string,
-  options: { userId?: string; includeRevoked?: boolean; limit?: number } = {},
-): Promise<ConnectionView[]> {
+  options: { userId?: string; includeRevoked?: boolean; limit: number; cursor?: KeysetCursor },
+): Promise<KeysetPage<ConnectionView>> {
   const query = db('connections as c')
     .join('users as u', 'u.id', 'c.user_id')
     .where('c.tenant_id', tenantId)
-    .orderBy([{ column: 'c.created_at', order: 'desc' }, { column: 'c.id', order: 'desc' }])
-    .limit(options.limit ?? 500)
     .select('c.*', 'u.email as user_email');
   if (options.userId) query.where('c.user_id', options.userId);
   if (!options.includeRevoked) query.whereNull('c.revoked_at');
-  return query;
+  return newestFirstPage<ConnectionView>(query, { time: 'c.created_at', id: 'c.id' }, options, (c) => ({ time: c.created_at, id: c.id }));
 }
 
 export async function findConnectionView(db: DbOrTrx, id: string): Promise<ConnectionView | undefined> {

@@ -111,8 +111,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const viewerOf = (ctx: Context) => (ctx.state as ConsoleState).viewer!;
 
     router.get(`${base}/v1/connections`, bearer, async (ctx) => {
-      const connections = await connectionsFor(context.db, viewerOf(ctx), { includeRevoked: flag(ctx.query.include_revoked, 'include_revoked') });
-      ctx.body = { connections: connections.map((c) => connectionJson(c, describeScope)) };
+      const { rows, next, previous } = await connectionsFor(context.db, viewerOf(ctx), { includeRevoked: flag(ctx.query.include_revoked, 'include_revoked'), limit: ctx.query.limit, cursor: ctx.query.cursor });
+      ctx.body = { connections: rows.map((c) => connectionJson(c, describeScope)), next_cursor: next ?? null, prev_cursor: previous ?? null };
     });
     router.get(`${base}/v1/connections/:id`, bearer, async (ctx) => {
       ctx.body = connectionJson(await connectionFor(context.db, viewerOf(ctx), ctx.params.id), describeScope);
@@ -281,7 +281,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const showRevoked = ctx.query.revoked === '1';
       const today = Math.floor(Date.now() / 86400000);
       const [connections, activity] = await Promise.all([
-        connectionsFor(context.db, viewer, { includeRevoked: showRevoked }),
+        connectionsFor(context.db, viewer, { includeRevoked: showRevoked, cursor: ctx.query.cursor }),
         dailyActivity(context.db, { tenantId: viewer.tenant.id, userId: viewer.role === 'admin' ? undefined : viewer.userId, from: (today - CHART_DAYS + 1) * 86400000 }),
       ]);
       const notice = typeof ctx.query.notice === 'string' ? NOTICES.get(ctx.query.notice) : undefined;

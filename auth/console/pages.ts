@@ -1,5 +1,6 @@
 /** Page bodies of the console. Everything user- or client-supplied is escaped by `html`. */
 import type { ConnectionView } from '../../db/grant_store.js';
+import type { KeysetPage } from '../../db/keyset.js';
 import type { DbAuditRow } from '../../db/audit.js';
 import type { AuditVerification } from '../../db/audit.js';
 import { escapeUnshowable } from '../../shared/unshowable.js';
@@ -50,7 +51,12 @@ function scopeList(p: PageContext, scopes: string): Html {
   return html`<ul class="scopes">${scopes.split(' ').filter(Boolean).map((s) => html`<li>${p.describeScope(s) ?? s} <code>${s}</code></li>`)}</ul>`;
 }
 
-export function connectionsPage(p: PageContext, connections: ConnectionView[], options: { isAdmin: boolean; showRevoked: boolean; notice?: string; chart: Parameters<typeof activityChart> }): Html {
+/** `connections`: a page of them (db/keyset.ts); the pager's links keep "Show revoked". */
+export function connectionsPage(p: PageContext, page: KeysetPage<ConnectionView>, options: { isAdmin: boolean; showRevoked: boolean; notice?: string; chart: Parameters<typeof activityChart> }): Html {
+  const connections = page.rows;
+  const pageAt = (cursor: string | undefined) => cursor && `${p.base}/connections?${new URLSearchParams({ ...(options.showRevoked ? { revoked: '1' } : {}), cursor })}`;
+  const newerLink = pageAt(page.previous);
+  const olderLink = pageAt(page.next);
   return html`
     <h1>Connections</h1>
     ${options.notice ? html`<p class="card" role="status">${options.notice}</p>` : ''}
@@ -65,6 +71,7 @@ export function connectionsPage(p: PageContext, connections: ConnectionView[], o
         <td>${time(c.created_at)}</td><td>${time(c.last_used_at)}</td><td>${c.call_count}</td>
         <td>${c.revoked_at ? html`<span class="badge bad">revoked</span>` : ''} <a href="${p.base}/connections/${c.id}">Details</a></td></tr>`)}
       </tbody></table>`}
+      <nav class="pager" aria-label="Pages">${newerLink ? html`<a class="button secondary" href="${newerLink}">← Newer connections</a>` : ''}${olderLink ? html`<a class="button secondary older" href="${olderLink}">Older connections →</a>` : ''}</nav>
     </section>`;
 }
 

@@ -8,6 +8,7 @@ import type { EventBus } from '../../shared/events.js';
 import type { Db } from '../../db/connect.js';
 import type { Role } from '../../db/accounts.js';
 import { findConnectionView, listConnections, revokeConnection, type ConnectionView } from '../../db/grant_store.js';
+import type { KeysetPage } from '../../db/keyset.js';
 import { appendAudit, decodeCursor, queryAudit, type AuditCursor, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
 import { normaliseId } from '../../db/tenant_scope.js';
 import { DATE, dateToMs } from '../../shared/dates.js';
@@ -28,9 +29,28 @@ export function requireScope(viewer: Viewer, scope: string): void {
   }
 }
 
-export async function connectionsFor(db: Db, viewer: Viewer, options: { includeRevoked?: boolean } = {}): Promise<ConnectionView[]> {
+/** How many connections a page holds unless asked (`limit`), and at most. */
+export const CONNECTIONS_PAGE = 100;
+const MAX_CONNECTIONS_PAGE = 500;
+
+/** A page of the connections the viewer may see, newest first; `cursor` and `limit` as the API took them. */
+export async function connectionsFor(
+  db: Db,
+  viewer: Viewer,
+  options: { includeRevoked?: boolean; limit?: string | string[]; cursor?: string | string[] } = {},
+): Promise<KeysetPage<ConnectionView>> {
   requireScope(viewer, 'console.connections.read');
-  return listConnections(db, viewer.tenant.id, { userId: viewer.role === 'admin' ? undefined : viewer.userId, includeRevoked: options.includeRevoked });
+  const once = (value: string | string[] | undefined, name: string) => {
+    if (Array.isArray(value)) throw new AppError('invalid_request', `${name} may be given once`);
+    return value || undefined;
+  };
+  const limitRaw = once(options.limit, 'limit');
+  const limit = limitRaw === undefined ? CONNECTIONS_PAGE : Number(limitRaw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CONNECTIONS_PAGE) throw new AppError('invalid_request', `limit must be 1-${MAX_CONNECTIONS_PAGE}`);
+  const cursorRaw = once(options.cursor, 'cursor');
+  const cursor = cursorRaw ? decodeCursor(cursorRaw) : undefined;
+  if (cursorRaw && !cursor) throw new AppError('invalid_request', 'cursor is not one this API issued');
+  return listConnections(db, viewer.tenant.id, { userId: viewer.role === 'admin' ? undefined : viewer.userId, includeRevoked: options.includeRevoked, limit, cursor });
 }
 
 export async function connectionFor(db: Db, viewer: Viewer, rawId: string): Promise<ConnectionView> {
