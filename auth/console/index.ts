@@ -253,10 +253,11 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const memberships = await membershipsOf(context.db, session.userId);
       const chosen = memberships.find((m) => m.tenant_slug === form.get('tenant'));
       if (!chosen) throw new AppError('forbidden', 'you are not a member of that organization');
-      // A new session for the chosen organization (the old id is not carried into more privilege).
+      // A new session for the chosen organization (the old id is not carried into more privilege),
+      // ending when the signed-in one would have.
       const chosenSession = await context.db.transaction(async (trx) => {
         await deleteSession(trx, session.id);
-        return createSession(trx, { userId: session.userId, tenantId: chosen.tenant_id });
+        return createSession(trx, { userId: session.userId, tenantId: chosen.tenant_id, expiresAt: session.expiresAt });
       });
       writeSessionCookie(ctx, sessionOptions, chosenSession);
       await auditLogin(context, session.userId, chosen.tenant_id, ctx.state.requestId);

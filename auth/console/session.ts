@@ -40,10 +40,15 @@ function hashSessionId(id: string): string {
   return hash('sha256', id, 'base64url');
 }
 
-/** Starts a session of 12 hours: 32 random bytes, of which the database keeps only the hash. */
-export async function createSession(db: DbOrTrx, input: { userId: string; tenantId?: string }, now = Date.now()): Promise<ConsoleSession> {
+/**
+ * Starts a session of 12 hours: 32 random bytes, of which the database keeps only the hash.
+ * `expiresAt` keeps an earlier session's end (a new id for a chosen organization): the 12 hours
+ * count from the sign-in, however often the person switches.
+ */
+export async function createSession(db: DbOrTrx, input: { userId: string; tenantId?: string; expiresAt?: number }, now = Date.now()): Promise<ConsoleSession> {
   const id = randomBytes(32).toString('base64url');
-  const row: DbConsoleSessionRow = { id_hash: hashSessionId(id), user_id: input.userId, tenant_id: input.tenantId ?? null, created_at: now, expires_at: now + SESSION_TTL_MS };
+  const expiresAt = Math.min(input.expiresAt ?? Infinity, now + SESSION_TTL_MS);
+  const row: DbConsoleSessionRow = { id_hash: hashSessionId(id), user_id: input.userId, tenant_id: input.tenantId ?? null, created_at: now, expires_at: expiresAt };
   await db<DbConsoleSessionRow>('console_sessions').insert(row);
   return { id, userId: input.userId, tenantId: input.tenantId, expiresAt: row.expires_at };
 }

@@ -123,6 +123,30 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`switching organizations keeps the sign-in's end: the 12 hours are not renewed [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const { db } = f.server.portico.context;
+      const browser = new Session(f.server.url);
+      const login = await browser.request('/api/mcp/login');
+      await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(login.text), email: 'multi@example.com', password: PASSWORD } });
+      // The sign-in is near its end: a minute left.
+      const end = Date.now() + 60_000;
+      t.is(await db('console_sessions').where({ user_id: f.users.multi }).update({ expires_at: end }), 1);
+      for (const tenant of ['globex', 'acme', 'globex']) {
+        const choose = await browser.request('/api/mcp/organization');
+        t.is(choose.status, 200);
+        await browser.request('/api/mcp/organization', { form: { csrf: Session.csrfOf(choose.text), tenant } });
+        const rows = await db('console_sessions').where({ user_id: f.users.multi });
+        t.is(rows.length, 1);
+        t.is(Number(rows[0].expires_at), end, `after choosing ${tenant}`);
+        t.is((await browser.request('/api/mcp/connections')).status, 200);
+      }
+    } finally {
+      await f.close();
+    }
+  });
+
   test(`console error pages show the error code and the request id [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     try {
