@@ -9,7 +9,7 @@ import type Koa from 'koa';
 import type Provider from 'oidc-provider';
 import { errors, type InteractionResults } from 'oidc-provider';
 import type { PorticoContext } from '../app.js';
-import { authenticate, findUserById, lockTenant, membershipIn, membershipsOf, type Membership } from '../db/accounts.js';
+import { authenticate, findUserById, lockTenant, MAX_EMAIL_LENGTH, membershipIn, membershipsOf, normaliseEmail, type Membership } from '../db/accounts.js';
 import { appendAudit, type AuditInput } from '../db/audit.js';
 import { translateDbError } from '../db/errors.js';
 import { createConnection } from '../db/grant_store.js';
@@ -211,10 +211,13 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const form = await readForm(ctx, FORM_LIMIT);
     checkForm(ctx, details.uid, form);
     if (details.prompt.name !== 'login') throw new AppError('invalid_request', 'You are already signed in for this request.');
-    const email = (form.get('email') ?? '').trim().slice(0, 320);
+    // Counted under the address authenticate() looks up: a key made from the field as sent (trimmed,
+    // then cut to a length) made each padding of one e-mail a counter of its own.
+    const email = normaliseEmail(form.get('email') ?? '');
     const password = (form.get('password') ?? '').slice(0, 1024);
     const client = await clientView(details);
-    const retryAfter = loginAttempts.hit(`${ctx.ip}|${email.toLowerCase()}`);
+    if (email.length > MAX_EMAIL_LENGTH) return renderSignIn(ctx, 400, details, client, { error: `An e-mail address has at most ${MAX_EMAIL_LENGTH} characters.` });
+    const retryAfter = loginAttempts.hit(`${ctx.ip}|${email}`);
     if (retryAfter) {
       ctx.set('Retry-After', String(retryAfter));
       return renderSignIn(ctx, 429, details, client, { email, error: `Too many sign-in attempts. Wait ${retryAfter} seconds and try again.` });

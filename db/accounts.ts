@@ -41,6 +41,8 @@ export type User = Omit<DbUserRow, 'password_hash' | 'disabled_at'>;
 
 const SLUG = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,60}$/;
+/** The width of users.email: no account has a longer e-mail, so a sign-in naming one is refused unread. */
+export const MAX_EMAIL_LENGTH = 254;
 
 export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
@@ -114,6 +116,8 @@ export async function hashNewPassword(password: string): Promise<HashedPassword>
 export async function createUser(db: DbOrTrx, input: { email: string; password: string | HashedPassword; displayName?: string }): Promise<User> {
   const email = normaliseEmail(input.email);
   if (!EMAIL.test(email)) throw new AppError('invalid_request', `"${input.email}" is not an e-mail address`);
+  // PostgreSQL refuses more; SQLite would store an account that no sign-in form accepts.
+  if (email.length > MAX_EMAIL_LENGTH) throw new AppError('invalid_request', `an e-mail address has at most ${MAX_EMAIL_LENGTH} characters`);
   const { hash } = typeof input.password === 'string' ? await hashNewPassword(input.password) : input.password;
   // The column holds 200 characters (PostgreSQL refuses more; SQLite would store them).
   const displayName = input.displayName?.trim() || null;

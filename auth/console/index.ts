@@ -14,7 +14,7 @@ import { AppError, isAppError } from '../../shared/errors.js';
 import type { EventBus } from '../../shared/events.js';
 import { bearerToken, publicDocumentCors, readForm, type PorticoState } from '../../shared/http.js';
 import { WindowLimiter } from '../../shared/rate_limit.js';
-import { authenticate, emailsOf, findUserById, membershipIn, membershipsOf } from '../../db/accounts.js';
+import { authenticate, emailsOf, findUserById, MAX_EMAIL_LENGTH, membershipIn, membershipsOf, normaliseEmail } from '../../db/accounts.js';
 import { appendAudit, auditPages, chainHead, chainPages, dailyActivity, formatCheckpoint, parseCheckpoint, queryAudit, verifyStoredChain, type Head } from '../../db/audit.js';
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
 import { translateDbError } from '../../db/errors.js';
@@ -213,10 +213,15 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     router.post(`${base}/login`, htmlErrors, async (ctx) => {
       const nonce = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
       const form = await postForm(ctx, nonce ? `pre:${nonce}` : undefined);
-      const email = (form.get('email') ?? '').trim().slice(0, 254);
+      // Counted under the address authenticate() looks up, as at the authorization server's sign-in (auth/interactions.ts).
+      const email = normaliseEmail(form.get('email') ?? '');
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
+      if (email.length > MAX_EMAIL_LENGTH) {
+        ctx.status = 400;
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: `An e-mail address has at most ${MAX_EMAIL_LENGTH} characters.` }));
+      }
       // Counted before the password is checked, so a right guess over the limit is refused too.
-      const retryAfter = signInAttempts.hit(`${ctx.ip}|${email.toLowerCase()}`);
+      const retryAfter = signInAttempts.hit(`${ctx.ip}|${email}`);
       if (retryAfter) {
         ctx.set('Retry-After', String(retryAfter));
         ctx.status = 429;

@@ -34,6 +34,33 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`another spelling of a limited email (whitespace, case) is limited too; one longer than any account's is refused unread [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const browser = new Session(f.server.url);
+      let page = await browser.request('/api/mcp/login');
+      for (let attempt = 1; attempt <= 10; attempt += 1) {
+        page = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(page.text), email: 'admin@acme.example', password: `wrong guess ${attempt}` } });
+        t.is(page.status, 401, `attempt ${attempt}`);
+      }
+      for (const email of ['  admin@acme.example', 'admin@acme.example\t\n', ' ADMIN@Acme.Example ', `\tadmin@ACME.example${' '.repeat(230)}`]) {
+        page = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(page.text), email, password: PASSWORD } });
+        t.is(page.status, 429, JSON.stringify(email));
+        t.true(Number(page.headers.get('retry-after')) >= 1);
+      }
+      // The review's padding: whitespace past the old 254-character cut, then a character the cut dropped.
+      for (const padding of [' ', '\t', ' \t']) {
+        page = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(page.text), email: `admin@acme.example${padding.repeat(240)}x`, password: PASSWORD } });
+        t.is(page.status, 400, `padding ${JSON.stringify(padding)}: refused, not a sign-in`);
+        t.is(page.location, null);
+        t.regex(page.text, /<p class="error" role="alert" id="sign-in-error">An e-mail address has at most 254 characters\.<\/p>/);
+      }
+      t.is((await browser.request('/api/mcp/connections')).location, '/api/mcp/login', 'no session was started');
+    } finally {
+      await f.close();
+    }
+  });
+
   test(`a suspended organization's console ends its sessions and signs nobody in; resumed, it does again [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     try {
