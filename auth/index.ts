@@ -22,7 +22,7 @@ import { dialectOf } from '../db/connect.js';
 import { describeInstance, liveInstances, registerInstance } from '../db/instances.js';
 import { errorReturns } from './error_return.js';
 import { PAGE_HEADERS, pageCsp } from './pages.js';
-import { createProvider, guardCodeResource, ROUTES } from './provider.js';
+import { createProvider, guardCodeResource, routedPath, ROUTES } from './provider.js';
 import { forgetAnswers, refreshRepeats } from './refresh_repeat.js';
 import { offWhenIdle, providerStorage } from './provider_storage.js';
 import { WindowLimiter } from './rate_limit.js';
@@ -163,7 +163,8 @@ export function authMount(options: AuthMountOptions): Mount {
 function registrationGuard(context: PorticoContext, perMinute: number, overRead: (ctx: object) => boolean): Koa.Middleware<PorticoState> {
   const limiter = new WindowLimiter(perMinute, 60_000);
   return async (ctx, next) => {
-    if (ctx.path !== ROUTES.registration && !ctx.path.startsWith(`${ROUTES.registration}/`)) return next();
+    const path = routedPath(ctx.path);
+    if (path !== ROUTES.registration && !path.startsWith(`${ROUTES.registration}/`)) return next();
     ctx.set('Access-Control-Allow-Origin', '*');
     ctx.set('Access-Control-Expose-Headers', 'Retry-After');
     if (ctx.method === 'OPTIONS') {
@@ -173,7 +174,7 @@ function registrationGuard(context: PorticoContext, perMinute: number, overRead:
       ctx.status = 204;
       return;
     }
-    if (ctx.method !== 'POST' || ctx.path !== ROUTES.registration) return next();
+    if (ctx.method !== 'POST' || path !== ROUTES.registration) return next();
     ctx.state.route = 'oauth.registration';
     const retryAfter = limiter.hit(ctx.ip);
     if (retryAfter) {
@@ -232,13 +233,13 @@ const CORS_ENDPOINTS = new Set<string>([ROUTES.token, ROUTES.revocation, ROUTES.
  * origin, as oidc-provider answers before it knows the client (lib/shared/cors.js).
  */
 function readableByScripts(ctx: Koa.Context): void {
-  if (!CORS_ENDPOINTS.has(ctx.path)) return;
+  if (!CORS_ENDPOINTS.has(routedPath(ctx.path))) return;
   ctx.vary('Origin');
   ctx.set('Access-Control-Allow-Origin', ctx.get('origin') || '*');
 }
 
 const methodGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
-  const allowed = ENDPOINT_METHODS.get(ctx.path);
+  const allowed = ENDPOINT_METHODS.get(routedPath(ctx.path));
   if (!allowed || allowed.includes(ctx.method) || (ctx.method === 'HEAD' && allowed.includes('GET'))) return next();
   readableByScripts(ctx);
   ctx.status = 405;
@@ -253,7 +254,7 @@ const methodGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
  * up to its cap and then call it "failed to parse the request body" (400).
  */
 const formBodyGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
-  if (ctx.method !== 'POST' || !FORM_ENDPOINTS.has(ctx.path) || Number(ctx.get('content-length') || 0) <= PROVIDER_BODY_LIMIT) return next();
+  if (ctx.method !== 'POST' || !FORM_ENDPOINTS.has(routedPath(ctx.path)) || Number(ctx.get('content-length') || 0) <= PROVIDER_BODY_LIMIT) return next();
   readableByScripts(ctx);
   ctx.status = 413;
   ctx.set('Cache-Control', 'no-store');

@@ -38,6 +38,17 @@ export const ROUTES = {
   credential: '/oauth/credential',
 } as const;
 
+/**
+ * The path oidc-provider's router takes a request's path for (lib/helpers/router.js fold, match):
+ * ASCII letters match in either case and one trailing slash is dropped, so /OAUTH/Register/ is the
+ * registration endpoint. Portico's guards in front of the provider compare this with ROUTES (all
+ * lower case), never the path as sent: another spelling passed them and reached the endpoint unguarded.
+ */
+export function routedPath(path: string): string {
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return trimmed.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
+}
+
 /** The claims and the scopes that release them (each a scope oidc-provider supports). */
 const CLAIMS = { openid: ['sub'], email: ['email'] };
 

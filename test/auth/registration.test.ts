@@ -9,8 +9,8 @@ import { databasesUnderTest } from '../helpers/db.js';
 import { authorizeCode, CookieJar, exchangeCode, follow, parseForm, postForm, registerClient, startAuthorization } from '../helpers/oauth.js';
 import { PASSWORD, rowCounts, startAuthServer } from './support.js';
 
-function register(url: string, body: string, headers: Record<string, string> = {}) {
-  return fetch(`${url}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+function register(url: string, body: string, headers: Record<string, string> = {}, path = '/oauth/register') {
+  return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 }
 
 for (const kind of databasesUnderTest()) {
@@ -125,6 +125,46 @@ for (const kind of databasesUnderTest()) {
       t.regex(limited.headers.get('retry-after') ?? '', /^\d+$/);
       t.is(((await limited.json()) as { error: string }).error, 'rate_limited');
       t.is((await rowCounts(server)).clients, 3);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`every spelling of the registration endpoint oidc-provider answers counts against one limit, and the method and body guards know them too [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind, { auth: { registrationsPerMinute: 3 } });
+    try {
+      // oidc-provider routes these to registration (its router ignores the case of letters and one trailing slash).
+      for (const path of ['/oauth/register/', '/OAUTH/REGISTER', '/oauth/Register']) {
+        const response = await register(server.url, JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'] }), {}, path);
+        t.is(response.status, 201, path);
+      }
+      for (const path of ['/oauth/register', '/OAUTH/REGISTER/', '/oauth/Register']) {
+        const limited = await register(server.url, JSON.stringify({ redirect_uris: ['http://127.0.0.1/cb'] }), {}, path);
+        t.is(limited.status, 429, path);
+        t.regex(limited.headers.get('retry-after') ?? '', /^\d+$/, path);
+        t.is(limited.headers.get('access-control-allow-origin'), '*', path);
+        t.is(((await limited.json()) as { error: string }).error, 'rate_limited', path);
+      }
+      t.is((await rowCounts(server)).clients, 3);
+
+      // Each 405 with the endpoint's CORS, as under its own spelling: registration's is `*`, the authorization endpoint has none.
+      for (const [method, path, allow, origin] of [
+        ['GET', '/OAUTH/TOKEN', 'POST, OPTIONS', 'https://app.example'], ['PUT', '/oauth/revoke/', 'POST, OPTIONS', 'https://app.example'],
+        ['GET', '/oauth/Register/', 'POST, OPTIONS', '*'], ['DELETE', '/OAUTH/AUTHORIZE', 'GET, POST', null], ['POST', '/oauth/JWKS/', 'GET, HEAD, OPTIONS', 'https://app.example'],
+      ] as const) {
+        const response = await fetch(`${server.url}${path}`, { method, headers: { origin: 'https://app.example' } });
+        t.is(response.status, 405, `${method} ${path}`);
+        t.is(response.headers.get('allow'), allow, `${method} ${path}`);
+        t.is(response.headers.get('access-control-allow-origin'), origin, `${method} ${path}`);
+        t.is(((await response.json()) as { error: string }).error, 'method_not_allowed', `${method} ${path}`);
+      }
+      for (const path of ['/OAUTH/TOKEN', '/oauth/revoke/', '/oauth/Introspect']) {
+        const response = await fetch(`${server.url}${path}`, {
+          method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `grant_type=refresh_token&client_id=x&token=${'a'.repeat(100 * 1024)}`,
+        });
+        t.is(response.status, 413, path);
+        t.is(((await response.json()) as { error: string }).error, 'payload_too_large', path);
+      }
     } finally {
       await server.close();
     }
