@@ -36,6 +36,8 @@ export interface AuthMountOptions {
   refreshReuseGraceMs?: number;
   /** Dynamic registrations accepted per client IP and minute (default 20). */
   registrationsPerMinute?: number;
+  /** Client ID metadata documents fetched per client IP and minute (default 20). */
+  metadataFetchesPerMinute?: number;
   /** Tests only: the fetch used for client ID metadata documents (the default refuses private and loopback addresses). */
   fetch?: typeof globalThis.fetch;
   /** How often expired rows are deleted (default 10 min). */
@@ -48,7 +50,7 @@ export function authMount(options: AuthMountOptions): Mount {
     const resources = new ResourceRegistry(options.catalog, context.config);
     const signing = await loadOrCreateSigningKeys(db);
     const refreshReuseGraceMs = options.refreshReuseGraceMs ?? 10_000;
-    const provider = createProvider(context, resources, providerJwks(signing), { refreshReuseGraceMs, fetch: options.fetch });
+    const provider = createProvider(context, resources, providerJwks(signing), { refreshReuseGraceMs, fetch: options.fetch, metadataFetchesPerMinute: options.metadataFetchesPerMinute ?? 20 });
     if (!(await guardCodeResource(provider, resources))) log.warn('this oidc-provider keeps its grant handlers elsewhere: a code exchange naming a resource the code was not issued for spends the code');
 
     // Work started by provider events (which do not await listeners) finishes before the response

@@ -13,12 +13,15 @@ import { CLIENT_DEFAULTS, clientKindOf, DYNAMIC_PREFIX, extraClientMetadata, new
 import type { PrivateJwks } from './keys.js';
 import { TTL } from './lifetimes.js';
 import { errorPage, PAGE_HEADERS } from './pages.js';
+import { WindowLimiter } from './rate_limit.js';
 import type { ResourceRegistry } from './resources.js';
 
 export interface ProviderOptions {
   refreshReuseGraceMs: number;
   /** Replaces the fetch used for client ID metadata documents (tests only). */
   fetch?: typeof globalThis.fetch;
+  /** Client ID metadata documents fetched per client IP and minute. */
+  metadataFetchesPerMinute: number;
 }
 
 export const ROUTES = {
@@ -85,7 +88,7 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
       pushedAuthorizationRequests: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       userinfo: { enabled: false },
-      clientIdMetadataDocument: { enabled: true, ack: 'draft-02', allowFetch: async () => true, cacheDuration: { min: 60, max: 3600 } },
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02', allowFetch: boundedFetches(context, options.metadataFetchesPerMinute), cacheDuration: { min: 60, max: 3600 } },
       resourceIndicators: {
         enabled: true,
         getResourceServerInfo: async (ctx, indicator) => {
@@ -279,6 +282,26 @@ function grantedSpelling(requested: string, granted: Set<string | undefined>, re
   const uri = resources.resolve(requested)?.uri;
   if (!uri) return undefined;
   return [...granted].find((indicator): indicator is string => typeof indicator === 'string' && resources.resolve(indicator)?.uri === uri);
+}
+
+/**
+ * A client ID metadata document that is not cached is fetched from wherever its client_id points,
+ * for anyone who sends one (twice when the fetch fails: the authorization endpoint looks the client
+ * up again to report the error). So fetches are bounded per address, as registrations are
+ * (docs/auth.md, "registration abuse"); a document served from the cache is not fetched, nor counted.
+ */
+function boundedFetches(context: PorticoContext, perMinute: number) {
+  const limiter = new WindowLimiter(perMinute, 60_000);
+  return async (ctx: KoaContextWithOIDC | undefined): Promise<boolean> => {
+    if (!ctx) return true;
+    const retryAfter = limiter.hit(ctx.ip);
+    if (!retryAfter) return true;
+    // Once a window: a refused authorization request asks twice.
+    if (limiter.firstRefused(ctx.ip)) context.log.warn('client metadata document fetches rate limited', { request_id: (ctx.state as { requestId?: string }).requestId, ip: ctx.ip });
+    ctx.set('Retry-After', String(retryAfter));
+    const error = new errors.CustomOIDCProviderError('rate_limited', `too many client metadata documents fetched for this address; retry in ${retryAfter} s`);
+    throw Object.assign(error, { status: 429, statusCode: 429 });
+  };
 }
 
 /** Not part of oidc-provider's API: the module that keeps each provider's internals (its grant handlers), looked up at start. */

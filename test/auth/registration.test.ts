@@ -199,6 +199,42 @@ for (const kind of databasesUnderTest()) {
       await server.close();
     }
   });
+
+  test(`client ID metadata documents are fetched at most so many times a minute per address; a cached one is still served [${kind}]`, async (t) => {
+    const clientId = 'https://client.example/oauth/metadata.json';
+    const fetched: string[] = [];
+    const fetchDocument = async (input: string | URL | Request) => {
+      const url = String(input instanceof Request ? input.url : input);
+      fetched.push(url);
+      if (url !== clientId) return new Response('not found', { status: 404 });
+      return Response.json({ client_id: clientId, client_name: 'Metadata App', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
+    };
+    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch, metadataFetchesPerMinute: 5 } });
+    try {
+      const authorize = (id: string) => startAuthorization(server.url, { clientId: id, redirectUri: 'http://127.0.0.1:4000/callback', resource: server.forge, scopes: ['forge.chat.read'] });
+      t.truthy((await authorize(clientId)).pageUrl, 'the document is fetched and the sign-in follows');
+      // A document that cannot be fetched is asked for twice per request (the error report looks again).
+      for (const i of [1, 2]) t.is((await authorize(`https://elsewhere.example/${i}.json`)).response.status, 400);
+      t.is(fetched.length, 5);
+      for (const i of [3, 4, 5]) {
+        const { response } = await authorize(`https://elsewhere.example/${i}.json`);
+        t.is(response.status, 429, `document ${i}`);
+        t.is(response.headers.get('location'), null);
+        t.true(Number(response.headers.get('retry-after')) >= 1);
+        t.regex(await response.text(), /Error code <code>rate_limited<\/code>/);
+      }
+      const token = await fetch(`${server.url}/oauth/token`, {
+        method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', client_id: 'https://elsewhere.example/6.json', code_verifier: 'v'.repeat(43) }),
+      });
+      t.is(token.status, 429);
+      t.is(((await token.json()) as { error: string }).error, 'rate_limited');
+      t.is(fetched.length, 5, 'nothing more was fetched');
+      t.truthy((await authorize(clientId)).pageUrl, 'the cached document needs no fetch');
+    } finally {
+      await server.close();
+    }
+  });
 }
 
 test('without an injected fetch, metadata documents on loopback or private addresses are refused', async (t) => {
