@@ -53,7 +53,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const productTitle = (id: string) => (id === 'console' ? 'Console API' : options.catalog.product(id)?.title ?? id);
     const signInAttempts = new WindowLimiter(SIGN_IN_ATTEMPTS, SIGN_IN_WINDOW_MS);
 
-    const router = new Router<PorticoState>();
+    // Paths match as written: the cookies' Secure flag is decided by the exact path (app.ts
+    // secureByPublicUrl), and @koa/router would otherwise serve /API/MCP/login too.
+    const router = new Router<PorticoState>({ sensitive: true });
 
     // RFC 9728 protected resource metadata of the JSON API, a public document any origin may read:
     // for the API as a whole ({api_url}/mcp) and for each URL of it. A client that found metadata

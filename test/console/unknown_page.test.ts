@@ -20,6 +20,12 @@ for (const kind of databasesUnderTest()) {
       t.regex(page.text, /Back to the console/, path);
       t.regex(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, path);
     }
+    // The console's paths match as written: another case is no console page, and sets no cookie.
+    for (const path of ['/API/MCP/login', '/api/mcp/Login', '/Api/mcp/v1/connections']) {
+      const response = await fetch(`${f.server.url}${path}`, { redirect: 'manual' });
+      t.is(response.status, 404, path);
+      t.deepEqual(response.headers.getSetCookie(), [], path);
+    }
     const api = await f.api('/nothing-here', await f.consoleToken('acmeAdmin', 'acme'));
     t.is(api.status, 404);
     t.is(((await api.json()) as { error?: { code?: string } }).error?.code, 'not_found');
