@@ -14,12 +14,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
+import type { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
-  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, InitializeRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema, McpError, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
+  CallToolRequestSchema, CancelledNotificationSchema, ErrorCode, GetPromptRequestSchema, InitializeRequestSchema, JSONRPCMessageSchema, JSONRPCNotificationSchema, JSONRPCRequestSchema,
+  ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import { translateDbError } from '../db/errors.js';
 import type { Principal } from '../db/grant_store.js';
@@ -67,22 +68,33 @@ const PIPELINE_METHODS = new Set<string>(['tools/call', 'resources/read', 'promp
  * Everything else, and anything unusual about these, goes through the SDK.
  */
 interface RequestSchema {
-  safeParse(value: unknown): { success: boolean; data?: unknown; error?: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
+  safeParse(value: unknown): SchemaParse;
 }
+type SchemaParse = { success: boolean; data?: unknown; error?: { issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }> } };
 /** The list methods: each answers its whole list in one page. */
 const LIST_METHODS = new Set(['tools/list', 'resources/templates/list', 'resources/list', 'prompts/list']);
 
+/**
+ * A method's request inside the SDK's strict JSON-RPC envelope: one parse checks what its
+ * transport checks (no other members, `_meta`) and what its handler checks (the params).
+ */
+function strictRequest(schema: { shape: { method: z.ZodType; params: z.ZodType } }): RequestSchema {
+  return JSONRPCRequestSchema.extend({ method: schema.shape.method, params: schema.shape.params });
+}
+
 const DIRECT_METHODS: Record<string, RequestSchema> = {
-  'tools/call': CallToolRequestSchema,
-  'tools/list': ListToolsRequestSchema,
-  'resources/read': ReadResourceRequestSchema,
-  'resources/templates/list': ListResourceTemplatesRequestSchema,
-  'resources/list': ListResourcesRequestSchema,
-  'prompts/get': GetPromptRequestSchema,
-  'prompts/list': ListPromptsRequestSchema,
+  'tools/call': strictRequest(CallToolRequestSchema),
+  'tools/list': strictRequest(ListToolsRequestSchema),
+  'resources/read': strictRequest(ReadResourceRequestSchema),
+  'resources/templates/list': strictRequest(ListResourceTemplatesRequestSchema),
+  'resources/list': strictRequest(ListResourcesRequestSchema),
+  'prompts/get': strictRequest(GetPromptRequestSchema),
+  'prompts/list': strictRequest(ListPromptsRequestSchema),
   // Clients ping to keep a session alive; the SDK answers `{}` too, at the cost of its transport.
-  ping: PingRequestSchema,
+  ping: strictRequest(PingRequestSchema),
 };
+/** notifications/cancelled as the SDK acts on it: a notification its transport accepts (no id, no other members) with params its handler accepts. */
+const CANCELLED_NOTIFICATION = JSONRPCNotificationSchema.extend({ method: CancelledNotificationSchema.shape.method, params: CancelledNotificationSchema.shape.params });
 const SUPPORTED_VERSIONS = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
 /** The head of an SSE reply, as the SDK's transport writes it. */
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
@@ -174,7 +186,7 @@ export class McpHost {
       }
 
       // The SDK would answer a malformed initialize with -32603 and its schema library's dump.
-      if (message?.method === 'initialize' && message.id !== undefined) checkParams(InitializeRequestSchema, message);
+      if (message?.method === 'initialize' && message.id !== undefined) checkParams(InitializeRequestSchema.safeParse(message));
       const sessionId = ctx.get('mcp-session-id');
       const session = await this.sessionFor(ctx, sessionId, productId, principal, message);
       if (!session) return;
@@ -184,14 +196,18 @@ export class McpHost {
       if (sessionId && version && !SUPPORTED_VERSIONS.has(version)) {
         throw new AppError('invalid_request', `Bad Request: Unsupported protocol version: ${version.slice(0, 40)} (supported versions: ${[...SUPPORTED_VERSIONS].join(', ')})`);
       }
+      // A message the SDK's transport refuses (400 -32700) is left to it to answer: nothing here
+      // prechecks it, cancels for it or runs it, so nothing is audited either.
+      const parsed = message && parseMessage(message);
+      if (message && !parsed) return await this.forward(ctx, session, principal, message, !sessionId);
       if (message && PIPELINE_METHODS.has(message.method) && message.id !== undefined) {
         const refusal = await this.deps.pipeline.precheck(productId, principal, message.method, message.params, requestId);
         if (refusal) return this.sendRefusal(ctx, refusal, message);
       }
-      if (message?.method === 'notifications/cancelled') session.inflight.get(message.params?.requestId)?.abort();
+      if (parsed?.cancels !== undefined) session.inflight.get(parsed.cancels)?.abort();
       let direct: ReturnType<McpHost['directRequest']>;
       try {
-        direct = message && this.directRequest(ctx, session, message);
+        direct = parsed?.hot && this.directRequest(ctx, session, parsed.hot);
       } catch (thrown) {
         // Params that do not fit a pipeline method: a refused call, audited as precheck audits the others.
         if (message && PIPELINE_METHODS.has(message.method) && thrown instanceof AppError) {
@@ -406,27 +422,23 @@ export class McpHost {
   }
 
   /**
-   * The message, parsed with the SDK's own request schema, when the host may answer it itself:
-   * a hot method on an established session, with headers the SDK's transport would accept.
-   * Anything else (including every malformed request) goes to the SDK, which answers it as before.
+   * A hot request, parsed with the SDK's own request schema (parseMessage), when the host may
+   * answer it itself: on an established session, with headers the SDK's transport would accept.
+   * Anything else goes to the SDK, which answers it as before.
    */
-  private directRequest(ctx: Ctx, session: Session, message: Record<string, any>): { id: string | number; method: string; params: Record<string, any> } | undefined {
-    // Own keys only: a method named "constructor" or "__proto__" must not find Object.prototype's members.
-    const schema = Object.hasOwn(DIRECT_METHODS, message.method) ? DIRECT_METHODS[message.method] : undefined;
-    if (!schema || message.jsonrpc !== '2.0' || !(typeof message.id === 'string' || Number.isSafeInteger(message.id))) return undefined;
+  private directRequest(ctx: Ctx, session: Session, hot: NonNullable<ParsedMessage['hot']>): { id: string | number; method: string; params: Record<string, any> } | undefined {
     const accept = ctx.get('accept');
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
     // An unsupported MCP-Protocol-Version was refused (400) before (handle): every direct request has a session.
-    if (session.transport.sessionId !== session.id || session.inflight.has(message.id)) return undefined;
-    const parsed = checkParams(schema, message);
-    const params = ((parsed.data as { params?: Record<string, any> }).params ?? {}) as Record<string, any>;
-    if (message.method === 'tools/call') {
+    if (session.transport.sessionId !== session.id || session.inflight.has(hot.id)) return undefined;
+    const params = ((checkParams(hot.parse).data as { params?: Record<string, any> }).params ?? {}) as Record<string, any>;
+    if (hot.method === 'tools/call') {
       // Portico declares no tasks capability: the SDK would refuse a task-augmented call as -32603 with its own text and no data.
       if (params.task !== undefined) throw new AppError('invalid_arguments', 'invalid params: params.task: this server does not run tools as tasks; call without "task"', { details: { field: 'params.task' } });
       // Elicited confirmations need the SDK's machinery.
       if (this.deps.pipeline.compiled(String(params.name))?.tool.destructive && session.server.getClientCapabilities()?.elicitation?.form) return undefined;
     }
-    return { id: message.id, method: message.method, params };
+    return { id: hot.id, method: hot.method, params };
   }
 
   /** Answers a hot request through the pipeline and writes the reply as the SDK would (one SSE event). */
@@ -605,13 +617,35 @@ function withErrorData(text: string, status: number, requestId: string): string 
   return text;
 }
 
+/** What the host acts on in a message the SDK's transport accepts. */
+interface ParsedMessage {
+  /** A hot method's request, parsed with its method's schema: directRequest may answer it. */
+  hot?: { id: string | number; method: string; parse: SchemaParse };
+  /** The request a valid notifications/cancelled names. */
+  cancels?: string | number;
+}
+
 /**
- * A request's params against the SDK's own schema for its method. Failing, the SDK would answer
+ * What the host acts on before the SDK, parsed once as the SDK would take it: undefined for a hot
+ * request its transport refuses (its JSON-RPC schemas are strict). That one parse checks envelope
+ * and params together; only when it fails does the SDK's message schema say which is at fault.
+ */
+function parseMessage(message: Record<string, any>): ParsedMessage | undefined {
+  // Own keys only: a method named "constructor" or "__proto__" must not find Object.prototype's members.
+  if (message.id !== undefined && Object.hasOwn(DIRECT_METHODS, message.method)) {
+    const parse = DIRECT_METHODS[message.method].safeParse(message);
+    return parse.success || JSONRPCMessageSchema.safeParse(message).success ? { hot: { id: message.id, method: message.method, parse } } : undefined;
+  }
+  // Anything else goes to the SDK, which checks it itself; a cancellation it would ignore cancels nothing here either.
+  return message.method === 'notifications/cancelled' ? { cancels: CANCELLED_NOTIFICATION.safeParse(message).data?.params.requestId } : {};
+}
+
+/**
+ * A request parsed with the SDK's own schema for its method. Failing, the SDK would answer
  * -32603 with the schema library's issue list as its message; this is JSON-RPC's "invalid params"
  * (-32602, `invalid_arguments`) naming the first field at fault.
  */
-function checkParams(schema: RequestSchema, message: Record<string, any>): { success: boolean; data?: unknown } {
-  const parsed = schema.safeParse(message);
+function checkParams(parsed: SchemaParse): SchemaParse {
   if (parsed.success) return parsed;
   const issue = parsed.error?.issues[0];
   const field = issue?.path.map(String).join('.') || 'params';

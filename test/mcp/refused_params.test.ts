@@ -1,7 +1,8 @@
 /**
  * A tools/call, resources/read or prompts/get whose params do not fit the method is refused as
  * invalid_arguments and audited once, whichever check refuses it (the pipeline's pre-check, or
- * the host's schema check of `_meta` and the rest).
+ * the host's schema check of the rest). A malformed `_meta` is not among them: the SDK's
+ * transport refuses that message whole (400 -32700, test/security/jsonrpc_input.test.ts).
  */
 import { auditOf, grant, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
 
@@ -10,9 +11,9 @@ mcpTest('every refused tools/call / resources/read / prompts/get with invalid pa
   const sessionId = await openSession(server, token, 'forge');
   const conversation = await server.db('forge_conversations').where({ tenant_id: server.tenants.acme.id }).first('id');
   const cases: Array<[string, Record<string, unknown>]> = [
-    ['tools/call', { name: 'forge.list_conversations', arguments: {}, _meta: 'a string' }],
-    ['resources/read', { uri: `portico://forge/conversations/${conversation.id}`, _meta: { progressToken: { no: 1 } } }],
-    ['prompts/get', { name: 'forge.summarize_conversation', arguments: { conversation_id: conversation.id }, _meta: 5 }],
+    ['tools/call', { name: 'forge.list_conversations', arguments: {}, task: 'soon' }],
+    ['resources/read', { uri: 5 }],
+    ['prompts/get', { name: 'forge.summarize_conversation', arguments: { conversation_id: 5 } }],
   ];
   let id = 20;
   for (const [method, params] of cases) {

@@ -276,6 +276,33 @@ for (const kind of databasesUnderTest()) {
       await server.close();
     }
   });
+
+  test(`only a notification the SDK accepts cancels: one with an id, another member or a reason that is not text leaves the call running [${kind}]`, async (t) => {
+    const server = await startFaultServer(kind);
+    try {
+      const { token, connection, sessionId, door, call } = await heldWrite(server, 'not-cancelled', 7);
+      const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7 } };
+      // What the SDK makes of each: a request it has no method for (-32601), a message its transport refuses, a notification its handler refuses.
+      const notCancellations: Array<[string, Record<string, unknown>, number]> = [
+        ['a request of that name', { ...cancel, id: 99 }, 200],
+        ['another member', { ...cancel, junk: 1 }, 400],
+        ['a reason that is not text', { ...cancel, params: { requestId: 7, reason: 5 } }, 202],
+      ];
+      for (const [label, message, status] of notCancellations) {
+        const response = await rawPost(server, 'faultlab', { token, sessionId, body: JSON.stringify(message) }, 99);
+        t.is(response.status, status, `${label}: ${response.text.slice(0, 300)}`);
+        t.false(door.signal!.aborted, `${label}: the call goes on`);
+      }
+      door.release();
+      const response = await call;
+      t.is(codeOf(response), 'ok', response.text.slice(0, 300));
+      t.is((await server.markers('not-cancelled')).length, 1);
+      const records = await auditOf(server, 'acme', { connection_id: connection.id, name: 'faultlab.write_marker' });
+      t.deepEqual(records.map((r) => r.outcome), ['ok']);
+    } finally {
+      await server.close();
+    }
+  });
 }
 
 const onPostgres = databasesUnderTest().includes('postgres') ? test : test.skip;

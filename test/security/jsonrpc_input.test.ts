@@ -18,8 +18,6 @@ mcpTest('params that do not fit their method are invalid params naming the field
     ['resources/list', { cursor: 5 }, 'params.cursor'],
     ['resources/templates/list', { cursor: [] }, 'params.cursor'],
     ['prompts/list', { cursor: {} }, 'params.cursor'],
-    ['tools/list', { _meta: 'a string' }, 'params._meta'],
-    ['ping', { _meta: { progressToken: { not: 'a primitive' } } }, 'params._meta.progressToken'],
   ];
   for (const [method, params, field] of cases) {
     const label = `${method} ${JSON.stringify(params)}`;
@@ -80,6 +78,47 @@ mcpTest('a body that is JSON but not a JSON-RPC message is Invalid Request (-326
   // Well-formed messages of each kind still pass.
   t.is((await rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id: 'a', method: 'ping' }) }, 'a')).status, 200);
   t.is((await rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).status, 202);
+});
+
+mcpTest('a message the SDK’s strict JSON-RPC schema refuses gets the SDK’s 400 -32700 on the direct path too: nothing is checked, run or audited', async (t, server) => {
+  const writer = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read', 'forge.chat.write'] });
+  const reader = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const sessions = { writer: await openSession(server, writer.token, 'forge'), reader: await openSession(server, reader.token, 'forge') };
+  const tokens = { writer: writer.token, reader: reader.token };
+  const conversations = async () => Number((await server.db('forge_conversations').count({ n: '*' }).first())?.n);
+  const before = await conversations();
+  const create = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'forge.create_conversation', arguments: { title: 'strict' } } };
+  const cases: Array<[string, 'writer' | 'reader', Record<string, unknown>]> = [
+    ['a write call with another member', 'writer', { ...create, extra: true }],
+    ['a write call that also carries an error', 'writer', { ...create, error: { code: 1, message: 'x' } }],
+    ['a write call that also carries a result', 'writer', { ...create, result: {} }],
+    ['a write call whose _meta is a string', 'writer', { ...create, params: { ...create.params, _meta: 'a string' } }],
+    ['an unknown tool with another member', 'writer', { ...create, params: { name: 'forge.nope', arguments: {} }, extra: true }],
+    ['a write call without its scope, with another member', 'reader', { ...create, extra: true }],
+    ['a tool name that is not a string, with another member', 'reader', { ...create, params: { name: 5 }, extra: true }],
+    ['tools/list with another member', 'reader', { jsonrpc: '2.0', id: 2, method: 'tools/list', extra: true }],
+    ['tools/list whose _meta is a string', 'reader', { jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: 'a string' } }],
+    ['ping whose progress token is an object', 'reader', { jsonrpc: '2.0', id: 3, method: 'ping', params: { _meta: { progressToken: { not: 'a primitive' } } } }],
+    ['resources/read with another member', 'reader', { jsonrpc: '2.0', id: 4, method: 'resources/read', params: { uri: 'portico://forge/conversations/x' }, extra: 1 }],
+    ['prompts/get with another member', 'reader', { jsonrpc: '2.0', id: 5, method: 'prompts/get', params: { name: 'forge.summarize_conversation', arguments: {} }, extra: 1 }],
+    ['a method the SDK answers itself, whose _meta is a string', 'reader', { jsonrpc: '2.0', id: 6, method: 'logging/setLevel', params: { level: 'info', _meta: 'a string' } }],
+  ];
+  // The SDK's transport answers a method it serves itself so; only the request id differs from call to call.
+  const sdk = await rawPost(server, 'forge', { token: reader.token, sessionId: sessions.reader, body: JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'logging/setLevel', params: { level: 'info' }, extra: true }) });
+  t.is(sdk.status, 400);
+  t.deepEqual(sdk.body, { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: Invalid JSON-RPC message', data: { code: 'invalid_request', request_id: sdk.headers.get('x-request-id') } }, id: null });
+  for (const [label, who, message] of cases) {
+    const response = await rawPost(server, 'forge', { token: tokens[who], sessionId: sessions[who], body: JSON.stringify(message) });
+    t.is(response.status, 400, `${label}: ${response.text.slice(0, 300)}`);
+    t.is(response.headers.get('content-type'), sdk.headers.get('content-type'), label);
+    t.is(response.text, sdk.text.replace(sdk.headers.get('x-request-id')!, response.headers.get('x-request-id')!), label);
+  }
+  t.is(await conversations(), before, 'nothing was created');
+  for (const { connection } of [writer, reader]) t.deepEqual(await auditOf(server, 'acme', { connection_id: connection.id }), [], 'nothing was audited');
+  // The same call without the extra member runs, once.
+  const ran = await rawPost(server, 'forge', { token: writer.token, sessionId: sessions.writer, body: JSON.stringify(create) }, 1);
+  t.falsy(ran.body.result?.isError, ran.text.slice(0, 300));
+  t.deepEqual((await auditOf(server, 'acme', { connection_id: writer.connection.id })).map((r) => r.outcome), ['ok']);
 });
 
 mcpTest('a client that goes away in the middle of its body is a 400 in the log and the metrics, not a server error', async (t, server) => {
