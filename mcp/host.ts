@@ -286,7 +286,11 @@ export class McpHost {
       }
       return session;
     }
-    if (ctx.method === 'POST' && message?.method === 'initialize') return this.createSession(productId, principal);
+    if (ctx.method === 'POST' && message?.method === 'initialize') {
+      // The SDK takes an initialize without an id for one and answers 202 with no session id: a session nobody could use.
+      if (message.id === undefined) throw new AppError('invalid_request', 'initialize is a request: send it with an "id"; no session was opened');
+      return this.createSession(productId, principal);
+    }
     sendJson(ctx, 400, {
       jsonrpc: '2.0', id: idOf(message),
       error: { code: -32000, message: 'Bad Request: Mcp-Session-Id header is required (send initialize first)', data: { code: 'invalid_request', request_id: ctx.state.requestId } },
