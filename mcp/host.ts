@@ -196,9 +196,11 @@ export class McpHost {
       if (sessionId && version && !SUPPORTED_VERSIONS.has(version)) {
         throw new AppError('invalid_request', `Bad Request: Unsupported protocol version: ${version.slice(0, 40)} (supported versions: ${[...SUPPORTED_VERSIONS].join(', ')})`);
       }
-      // A message the SDK's transport refuses (400 -32700) is left to it to answer: nothing here
-      // prechecks it, cancels for it or runs it, so nothing is audited either.
-      const parsed = message && parseMessage(message);
+      // What the SDK's transport refuses before any handler (an Accept without JSON and SSE: 406; a
+      // message its strict JSON-RPC schemas refuse: 400 -32700) is left to it to answer: nothing
+      // here prechecks it, cancels for it or runs it, so nothing is audited either.
+      const accept = ctx.get('accept');
+      const parsed = message && accept.includes('application/json') && accept.includes('text/event-stream') ? parseMessage(message) : undefined;
       if (message && !parsed) return await this.forward(ctx, session, principal, message, !sessionId);
       if (message && PIPELINE_METHODS.has(message.method) && message.id !== undefined) {
         const refusal = await this.deps.pipeline.precheck(productId, principal, message.method, message.params, requestId);
@@ -207,7 +209,7 @@ export class McpHost {
       if (parsed?.cancels !== undefined) session.inflight.get(parsed.cancels)?.abort();
       let direct: ReturnType<McpHost['directRequest']>;
       try {
-        direct = parsed?.hot && this.directRequest(ctx, session, parsed.hot);
+        direct = parsed?.hot && this.directRequest(session, parsed.hot);
       } catch (thrown) {
         // Params that do not fit a pipeline method: a refused call, audited as precheck audits the others.
         if (message && PIPELINE_METHODS.has(message.method) && thrown instanceof AppError) {
@@ -426,13 +428,11 @@ export class McpHost {
   }
 
   /**
-   * A hot request, parsed with the SDK's own request schema (parseMessage), when the host may
-   * answer it itself: on an established session, with headers the SDK's transport would accept.
+   * A hot request, parsed with the SDK's own request schema (parseMessage) after the headers its
+   * transport checks (handle), when the host may answer it itself: on an established session.
    * Anything else goes to the SDK, which answers it as before.
    */
-  private directRequest(ctx: Ctx, session: Session, hot: NonNullable<ParsedMessage['hot']>): { id: string | number; method: string; params: Record<string, any> } | undefined {
-    const accept = ctx.get('accept');
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  private directRequest(session: Session, hot: NonNullable<ParsedMessage['hot']>): { id: string | number; method: string; params: Record<string, any> } | undefined {
     // An unsupported MCP-Protocol-Version was refused (400) before (handle): every direct request has a session.
     if (session.transport.sessionId !== session.id || session.inflight.has(hot.id)) return undefined;
     const params = ((checkParams(hot.parse).data as { params?: Record<string, any> }).params ?? {}) as Record<string, any>;

@@ -59,6 +59,33 @@ mcpTest('malformed JSON, wrong content type, huge body, batch and non-object bod
   t.true(list.body.result.tools.length > 0);
 });
 
+mcpTest('an Accept without JSON and SSE is 406 before any tool, scope or params check: an unknown tool, a missing scope and an allowed call alike, none audited', async (t, server) => {
+  const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
+  const sessionId = await openSession(server, token, 'forge');
+  const before = await server.db('forge_conversations').count({ n: '*' }).first();
+  const requests: Array<[string, string, Record<string, unknown>]> = [
+    ['an unknown tool', 'tools/call', { name: 'forge.nope', arguments: {} }],
+    ['a write tool without its scope', 'tools/call', { name: 'forge.create_conversation', arguments: { title: 'refused' } }],
+    ['an allowed call', 'tools/call', { name: 'forge.list_conversations', arguments: {} }],
+    ['a resource uri that is not a string', 'resources/read', { uri: 5 }],
+    ['an unknown prompt', 'prompts/get', { name: 'forge.nope', arguments: {} }],
+    ['a listing', 'tools/list', {}],
+  ];
+  for (const accept of ['application/json', 'text/event-stream', 'text/html']) {
+    for (const [label, method, params] of requests) {
+      const response = await rawCall(server, token, 'forge', method, params, { sessionId, headers: { accept } });
+      t.is(response.status, 406, `${label}, Accept: ${accept}: ${response.text.slice(0, 200)}`);
+      t.is(response.body.id, null, label);
+      t.is(response.body.error.code, -32000, label);
+      t.is(response.body.error.message, 'Not Acceptable: Client must accept both application/json and text/event-stream', label);
+      t.is(response.body.error.data.code, 'invalid_request', label);
+    }
+  }
+  t.deepEqual(await server.db('forge_conversations').count({ n: '*' }).first(), before, 'nothing was written');
+  t.deepEqual(await auditOf(server, 'acme', { connection_id: connection.id }), [], 'nothing was checked, so nothing is audited');
+  t.is((await rawCall(server, token, 'forge', 'tools/call', requests[2][2], { sessionId })).status, 200, 'still serving');
+});
+
 mcpTest('requests need a session after initialize; a session id never works with another connection’s token', async (t, server) => {
   const alice = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const mallory = await grant(server, { product: 'forge', tenant: 'globex', scopes: CHAT });
