@@ -341,10 +341,21 @@ export class McpHost {
     const auth = (extra: { authInfo?: { extra?: Record<string, unknown> } }) => extra.authInfo!.extra as unknown as CallAuth;
     const handle = (method: string) => async (request: { params?: unknown }, extra: { authInfo?: { extra?: Record<string, unknown> }; signal: AbortSignal; requestId: string | number }) => {
       const call = auth(extra);
-      const askPerson = method === 'tools/call' ? this.elicitation(server, extra.requestId, extra.signal) : undefined;
-      session.sdkCalls.set(extra.requestId, call.requestId);
+      // The call's own cancellation, as the host's direct answers have: the SDK's signal (a client's
+      // cancel, its server closing) gives no reason, a session closed with an answer (a revocation) does.
+      const cancellation = new Cancellation();
+      if (extra.signal.aborted) cancellation.abort();
+      else extra.signal.addEventListener('abort', () => cancellation.abort(), { once: true });
+      const askPerson = method === 'tools/call' ? this.elicitation(server, extra.requestId, cancellation) : undefined;
+      const answered = this.answer(session.product, method, (request.params ?? {}) as Record<string, any>, call, cancellation, askPerson);
+      session.sdkCalls.set(extra.requestId, {
+        cancellation,
+        reply: answered.then(
+          (result) => ({ jsonrpc: '2.0', id: extra.requestId, result: result as Record<string, unknown> }),
+          (error: WireError) => ({ jsonrpc: '2.0', id: extra.requestId, error: { code: error.code, message: error.message, data: error.data } })),
+      });
       try {
-        return (await this.answer(session.product, method, (request.params ?? {}) as Record<string, any>, call, extra.signal, askPerson)) as any;
+        return (await answered) as any;
       } finally {
         session.sdkCalls.delete(extra.requestId);
       }
@@ -359,9 +370,10 @@ export class McpHost {
   }
 
   /** Asks the person through the client (form elicitation), when the client declared it. */
-  private elicitation(server: Server, relatedRequestId: string | number, signal: AbortSignal): CallOptions['askPerson'] {
+  private elicitation(server: Server, relatedRequestId: string | number, cancellation: Cancellation): CallOptions['askPerson'] {
     if (!server.getClientCapabilities()?.elicitation?.form) return undefined;
     return async (sentence: string) => {
+      const { signal } = cancellation;
       let answer;
       try {
         answer = await server.elicitInput(
@@ -375,9 +387,9 @@ export class McpHost {
           { relatedRequestId, signal, timeout: this.deps.config.confirmationTimeoutMs },
         );
       } catch (thrown) {
-        // Cancelled, or the person did not answer within CONFIRMATION_TIMEOUT_MS: nothing was
-        // changed, and that is an expected end of a call, not an internal error.
-        if (signal.aborted) throw new AppError('timeout', 'the request was cancelled; nothing was changed');
+        // Cancelled (or cut off by a revocation, which says so), or the person did not answer within
+        // CONFIRMATION_TIMEOUT_MS: nothing was changed, and that is an expected end of a call, not an internal error.
+        if (signal.aborted) throw signal.reason instanceof AppError ? signal.reason : new AppError('timeout', 'the request was cancelled; nothing was changed');
         if (thrown instanceof McpError && thrown.code === ErrorCode.RequestTimeout) {
           throw new AppError('timeout', 'the person did not answer the confirmation in time; nothing was changed');
         }
@@ -392,12 +404,9 @@ export class McpHost {
    * host's direct answers. A failure becomes the JSON-RPC error; a status it implies (403) is
    * noted in `call.http` for the response head.
    */
-  private async answer(productId: string, method: string, params: Record<string, any>, call: CallAuth, cancel: AbortSignal | Cancellation, askPerson?: CallOptions['askPerson']): Promise<unknown> {
+  private async answer(productId: string, method: string, params: Record<string, any>, call: CallAuth, cancellation: Cancellation, askPerson?: CallOptions['askPerson']): Promise<unknown> {
     const { pipeline } = this.deps;
-    // The host's own cancellation (direct answers) is lent to the pipeline; the SDK's signal is only followed.
-    const options: CallOptions = cancel instanceof Cancellation
-      ? { requestId: call.requestId, cancellation: cancel, askPerson }
-      : { requestId: call.requestId, signal: cancel, askPerson };
+    const options: CallOptions = { requestId: call.requestId, cancellation, askPerson };
     const kind = method === 'resources/read' ? 'resource' : method === 'prompts/get' ? 'prompt' : 'tool';
     try {
       // Every list here comes whole, in one page, and never hands out a cursor: one sent is none of

@@ -47,11 +47,9 @@ export interface PipelineDeps {
 export interface CallOptions {
   /** Portico's request id (X-Request-Id), stored in the audit record and every error. */
   requestId: string;
-  /** Aborted when the client cancels or the session closes (the SDK's signal of the request). */
-  signal?: AbortSignal;
   /**
-   * The call's own cancellation when the caller made one for it (the host's direct answers,
-   * cancelled when the client cancels or the session closes): the time-out cancels it too.
+   * The call's own cancellation when the caller made one for it (the host's, cancelled when the
+   * client cancels or the session closes, with the reason it closed): the time-out cancels it too.
    */
   cancellation?: Cancellation;
   /** Present when the client declared elicitation: asks the person; resolves true when they confirmed. */
@@ -432,15 +430,12 @@ export class Pipeline {
 
   /**
    * Runs `work` under the tool time-out; its cancellation (and the signal a handler may read from
-   * it) aborts when time is up or the client left, and the call fails as soon as it does. A
-   * cancellation the caller made for this call is used as it is; the SDK's signal is followed
-   * by one of the call's own.
+   * it) aborts when time is up or the client left, and the call fails as soon as it does, with
+   * the cancellation's reason when that is an AppError (`connection_revoked`). A cancellation the
+   * caller made for this call is used as it is.
    */
   private async withTimeout<T>(work: (cancellation: Cancellation) => Promise<T>, options: CallOptions): Promise<T> {
     const cancellation = options.cancellation ?? new Cancellation();
-    const followed = options.signal;
-    if (followed?.aborted) cancellation.abort(cancelledError());
-    else followed?.addEventListener('abort', () => cancellation.abort(cancelledError()), { once: true });
     this.deadlines.start(cancellation);
     let stopListening: (() => void) | undefined;
     try {

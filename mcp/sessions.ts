@@ -7,9 +7,9 @@
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { AppError } from '../shared/errors.js';
 import type { Cancellation } from './cancellation.js';
-import { jsonRpcErrorOf } from './errors.js';
 
 export interface Session {
   id: string;
@@ -23,8 +23,16 @@ export interface Session {
   streamExpiry?: NodeJS.Timeout;
   /** Requests the host answers itself, by JSON-RPC id: aborted by notifications/cancelled or when the session closes. */
   inflight: Map<string | number, Cancellation>;
-  /** Requests the SDK's handlers run (an elicited confirmation), by JSON-RPC id: the request id of their POST. */
-  sdkCalls: Map<string | number, string>;
+  /** Requests the SDK's handlers run (an elicited confirmation), by JSON-RPC id. */
+  sdkCalls: Map<string | number, SdkCall>;
+}
+
+/** A request one of the SDK's handlers runs. */
+export interface SdkCall {
+  /** Follows the SDK's signal of the request; the session's close aborts it with its answer. */
+  cancellation: Cancellation;
+  /** The request's reply, once the pipeline has ended the call (its audit record is durable). */
+  reply: Promise<JSONRPCMessage>;
 }
 
 export class SessionRegistry {
@@ -76,20 +84,23 @@ export class SessionRegistry {
   }
 
   /**
-   * Closes a session. With `answer`, the calls in flight end with it, not as cancelled: those the
-   * host answers itself fail with it, and those the SDK runs are answered with it first (closing
-   * the SDK's server ends their streams with no reply, and the client would wait for one until its
-   * own time-out: a confirmation the person was being asked for when the connection was revoked).
+   * Closes a session. With `answer`, the calls in flight end with it, not as cancelled, and are
+   * audited so before they are answered (DESIGN.md §6): those the host answers itself reply when
+   * their pipeline is done, and those the SDK runs are answered here once theirs is, before the
+   * SDK's server closes (that ends their streams with no reply, and the client would wait for one
+   * until its own time-out: a confirmation the person was being asked for when the connection was
+   * revoked). Should the SDK send a reply first, the transport refuses the second.
    */
   async close(id: string, answer?: AppError): Promise<void> {
     const session = this.sessions.get(id);
     if (!session) return;
-    if (answer) for (const cancellation of session.inflight.values()) cancellation.abort(answer);
-    this.forget(id);
+    const sdkCalls = [...session.sdkCalls.values()];
     if (answer) {
-      await Promise.all([...session.sdkCalls].map(([callId, requestId]) =>
-        session.transport.send({ jsonrpc: '2.0', id: callId, error: jsonRpcErrorOf(answer, requestId, 'tool') }, { relatedRequestId: callId }).catch(() => undefined)));
+      for (const cancellation of session.inflight.values()) cancellation.abort(answer);
+      for (const call of sdkCalls) call.cancellation.abort(answer);
     }
+    this.forget(id);
+    if (answer) await Promise.all(sdkCalls.map((call) => call.reply.then((reply) => session.transport.send(reply)).catch(() => undefined)));
     await session.server.close().catch(() => undefined);
   }
 

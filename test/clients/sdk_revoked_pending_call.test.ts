@@ -2,7 +2,8 @@
  * The person revokes a chat assistant's connection in the console while the assistant holds its
  * GET stream and a tool call is pending: a destructive call whose confirmation the server asked the
  * person through the client (elicitation). The console promises that revocation takes effect at
- * once and open streams close; the pending call should end at once too, saying why.
+ * once and open streams close; the pending call should end at once too, saying why, and, as every
+ * call's reply, only once its audit record is durable (DESIGN.md §6), with the code it was answered.
  */
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { revokeConnection, type DbConnectionRow } from '../../db/grant_store.js';
@@ -35,6 +36,9 @@ mcpTest('a call waiting for the person’s confirmation ends at once, as connect
 
     const outcome = await pending;
     const waited = Date.now() - revokedAt;
+    // Read the moment the reply arrived: a record written after it, or as `timeout`, fails here.
+    const records = await server.db('audit_log').where({ connection_id: connection.id, name: 'forge.delete_conversation' }).select('outcome');
+    t.deepEqual(records.map((r: { outcome: string }) => r.outcome), ['connection_revoked'], 'the call was audited as it was answered, before the reply');
     t.true(waited < 3000, `the pending call ended ${waited} ms after the revocation: ${String(outcome.error ?? JSON.stringify(outcome.result))}`);
     t.regex(String(outcome.error ?? JSON.stringify(outcome.result)), /revoked/, 'the client is told the connection was revoked');
     t.truthy(await server.db('forge_conversations').where({ id }).first(), 'nothing was deleted');

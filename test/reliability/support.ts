@@ -1,7 +1,7 @@
 /**
- * A real Portico with every product plus `faultlab`, a test product whose one tool waits at a
- * gate the test controls before it writes its marker row. That is how a fault (a killed database
- * connection, a held lock, a revocation) lands exactly in the middle of a call, without mocks.
+ * A real Portico with every product plus `faultlab`, a test product whose tools wait at a gate
+ * the test controls before they write or read their marker rows. That is how a fault (a killed
+ * database connection, a held lock, a revocation) lands exactly in the middle of a call, without mocks.
  */
 import { z } from 'zod';
 import type { Mount } from '../../app.js';
@@ -61,6 +61,24 @@ export const faultlab = defineProduct<TenantScope>({
         }
         await repos.insert('faultlab_markers', { name, created_at: Date.now() });
         return { name, written: true };
+      },
+    }),
+    defineTool<{ name: z.ZodString }, TenantScope>({
+      name: 'faultlab.read_markers',
+      title: 'Read markers',
+      description: 'Test tool: waits at the gate named like the marker (if the test set one), then counts the marker rows of that name in the caller’s tenant. A read: on SQLite it holds no writer while it waits.',
+      scope: 'faultlab.markers.read',
+      destructive: false,
+      input: { name: z.string().min(1).max(100) },
+      async handler({ name }, { repos, signal }) {
+        const waiting = gates.get(name);
+        if (waiting) {
+          waiting.enter(signal);
+          await waiting.opened;
+        }
+        const rows = await repos.select('faultlab.read_markers', { name }, (template, v) =>
+          template.from('faultlab_markers').where('faultlab_markers.name', v.name).select('faultlab_markers.name'));
+        return { name, count: rows.length };
       },
     }),
     defineTool<{ seconds: z.ZodNumber }, TenantScope>({
