@@ -401,8 +401,8 @@ export class McpHost {
 
   /**
    * One request of a session, asked of the pipeline: the same for the SDK's handlers and for the
-   * host's direct answers. A failure becomes the JSON-RPC error; a status it implies (403) is
-   * noted in `call.http` for the response head.
+   * host's direct answers. A failure becomes the JSON-RPC error; a status it implies (403, 401)
+   * is noted in `call.http` for the response head.
    */
   private async answer(productId: string, method: string, params: Record<string, any>, call: CallAuth, cancellation: Cancellation, askPerson?: CallOptions['askPerson']): Promise<unknown> {
     const { pipeline } = this.deps;
@@ -428,7 +428,10 @@ export class McpHost {
       }
     } catch (thrown) {
       const error = toAppError(thrown);
-      const decision = this.httpDecision(call.path, error);
+      const decision: HttpDecision = error.code === 'connection_revoked'
+        // Revoked while it ran: refused as the token check refuses the next request (DESIGN.md §7).
+        ? { status: 401, headers: { 'WWW-Authenticate': this.challenge(productId, call.path, error.code) } }
+        : this.httpDecision(call.path, error);
       if (decision.status) call.http.status = decision.status;
       if (decision.headers) call.http.headers = decision.headers;
       const body = jsonRpcErrorOf(error, call.requestId, kind);

@@ -31,6 +31,9 @@ for (const kind of databasesUnderTest()) {
       const response = await call;
       const code = response.body?.result ? (response.body.result.isError ? response.body.result.structuredContent?.code : 'ok') : response.body?.error?.data?.code;
       t.is(code, 'connection_revoked', response.text.slice(0, 300));
+      // As the token check answers the next request (DESIGN.md §7): the client learns its token is dead.
+      t.is(response.status, 401);
+      t.regex(response.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token", resource_metadata="[^"]+\/faultlab"/);
       t.deepEqual(await server.markers('while-revoked'), []);
       t.true((await auditOf(server, 'acme', { connection_id: connection.id, name: 'faultlab.write_marker' })).some((r) => r.outcome !== 'ok'), 'the refused call is audited');
 
@@ -58,6 +61,12 @@ for (const kind of databasesUnderTest()) {
       door.release();
       const response = await call;
       t.is(response.body?.error?.data?.code, 'connection_revoked', `the client is told why: ${response.text.slice(0, 300)}`);
+      // As the token check answers the next request (DESIGN.md §7): the client learns its token is dead.
+      t.is(response.status, 401);
+      t.regex(response.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token", resource_metadata="[^"]+\/faultlab"/);
+      const next = await rawCall(server, token, 'faultlab', 'tools/list', {}, { id: 2 });
+      t.is(next.status, 401);
+      t.is(response.headers.get('www-authenticate'), next.headers.get('www-authenticate'), 'the challenge of the token check');
       t.deepEqual(await server.markers('cut-off'), []);
       t.true((await auditOf(server, 'acme', { connection_id: connection.id, name: 'faultlab.write_marker' })).length > 0, 'the call is audited');
 

@@ -35,9 +35,13 @@ for (const kind of databasesUnderTest()) {
       held.release();
 
       t.is(response.body?.error?.data?.code, 'connection_revoked', `the client is told why: ${response.text.slice(0, 300)}`);
+      t.is(response.status, 401, 'its reply had not begun: the status is the token check’s');
+      t.regex(response.headers.get('www-authenticate') ?? '', /^Bearer error="invalid_token", resource_metadata="[^"]+\/faultlab"/);
       t.deepEqual(records.map((r) => r.outcome), ['connection_revoked'], 'audited as it was answered, before the reply');
       t.true(door.signal!.aborted, "the handler's signal told it to stop");
-      t.is((await read).body?.error?.data?.code, 'connection_revoked', 'the host’s own call ends the same way');
+      const direct = await read;
+      t.is(direct.body?.error?.data?.code, 'connection_revoked', 'the host’s own call ends the same way');
+      t.is(direct.status, 401);
       t.deepEqual(await server.markers('sdk-write'), [], 'nothing was written');
     } finally {
       await server.close();
