@@ -552,7 +552,9 @@ function describeCall(method: PipelineMethod, productId: string, params: unknown
   if (method === 'resources/read') {
     const uri = String(p.uri ?? '').slice(0, 500);
     const collection = /^[^:]+:\/\/[a-z0-9]+\/([a-z][a-z0-9_]*)\//.exec(uri)?.[1];
-    return { name: collection ? `${productId}.${collection}` : `${productId}.resource`, args: { uri } };
+    // Cut as a tool's name is: the audit log's name column holds 200 (PostgreSQL refuses more, and
+    // the call would then fail with no record at all).
+    return { name: (collection ? `${productId}.${collection}` : `${productId}.resource`).slice(0, 200), args: { uri } };
   }
   return { name: String(p.name ?? '').slice(0, 200) || method, args: p.arguments };
 }

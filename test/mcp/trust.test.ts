@@ -57,6 +57,18 @@ mcpTest('a read-only grant calling a write tool gets HTTP 403 insufficient_scope
   t.deepEqual(records.map((r) => [r.kind, r.outcome, r.product, r.user_id]), [['tool', 'insufficient_scope', 'forge', server.users['admin@acme.example']]]);
 });
 
+mcpTest('a resource read naming a long unknown collection is not_found and recorded, on both databases', async (t, server) => {
+  const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ALL_FORGE });
+  const collection = 'a'.repeat(250);
+  const response = await rawCall(server, token, 'forge', 'resources/read', { uri: `portico://forge/${collection}/1` });
+  t.is(response.status, 200, response.text);
+  t.is(response.body?.error?.code, -32002);
+  t.is(response.body?.error?.data?.code, 'not_found');
+  const records = await auditOf(server, 'acme', { connection_id: connection.id, kind: 'resource' });
+  t.deepEqual(records.map((r) => r.outcome), ['not_found']);
+  t.is(records[0].name, `forge.${collection}`.slice(0, 200));
+});
+
 mcpTest('an acme user naming a globex conversation gets HTTP 403 forbidden_cross_tenant and nothing of it', async (t, server) => {
   const foreign = await conversationOf(server, 'globex');
   const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ALL_FORGE });
