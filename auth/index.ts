@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type Koa from 'koa';
+import Provider from 'oidc-provider';
 import type { Mount, PorticoContext } from '../app.js';
 import { hashTokenId } from '../db/grant_store.js';
 import type { Catalog } from '../shared/catalog.js';
@@ -56,8 +57,8 @@ export function authMount(options: AuthMountOptions): Mount {
     // Work started by provider events (which do not await listeners) finishes before the response
     // leaves: a client that saw its refresh refused also sees its connection revoked.
     const pending = new WeakMap<object, Promise<void>[]>();
-    const track = (ctx: object, work: Promise<void>) => {
-      const guarded = work.catch((err) => log.error('grant revocation failed', { err }));
+    const track = (ctx: object, work: Promise<void>, failure = 'grant revocation failed') => {
+      const guarded = work.catch((err) => log.error(failure, { err }));
       pending.set(ctx, [...(pending.get(ctx) ?? []), guarded]);
     };
     const requestIdOf = (ctx: { state?: Partial<PorticoState> }) => ctx.state?.requestId;
@@ -65,9 +66,14 @@ export function authMount(options: AuthMountOptions): Mount {
     provider.on('grant.revoked', (ctx: Koa.Context & { oidc?: { route?: string; params?: Record<string, unknown> } }, grantId: string) => {
       track(ctx, revokeGrant(db, options.events, grantId, reasonOf(ctx.oidc?.route, ctx.oidc?.params?.grant_type), requestIdOf(ctx)));
     });
-    // One access token revoked at /oauth/revoke: every instance forgets it (the MCP hosts cache principals).
+    // One access token revoked at /oauth/revoke: every instance forgets it (the MCP hosts cache
+    // principals) and closes the GET streams it opened, before the answer leaves, as for a grant.
+    // Should the event not reach them, their revocation sweep finds the token gone within a second.
     provider.on('access_token.destroyed', (token: { jti: string }) => {
-      options.events.publish({ type: 'token.revoked', tokenId: hashTokenId(token.jti) }).catch((err) => log.error('token revocation event failed', { err }));
+      const announced = options.events.publish({ type: 'token.revoked', tokenId: hashTokenId(token.jti) });
+      const ctx = (Provider as unknown as { ctx?: object }).ctx;
+      if (ctx) track(ctx, announced, 'token revocation event failed');
+      else announced.catch((err) => log.error('token revocation event failed', { err }));
     });
     // A wrong PKCE verifier means someone holds a code they cannot use: the code, and the grant
     // it would have started, die (checklist B3: "either way the code must then be dead").

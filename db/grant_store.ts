@@ -85,6 +85,13 @@ export async function revokedAmong(db: DbOrTrx, ids: string[]): Promise<string[]
   return rows.map((row) => row.id);
 }
 
+/** Of the access tokens with these stored ids, those no longer usable: revoked, or gone (destroyed at /oauth/revoke). */
+export async function unusableTokensAmong(db: DbOrTrx, tokenIds: string[]): Promise<string[]> {
+  if (!tokenIds.length) return [];
+  const live = new Set<string>(await db('oidc_payloads').where({ model: 'AccessToken' }).whereIn('id', tokenIds).whereNull('revoked_at').pluck('id'));
+  return tokenIds.filter((id) => !live.has(id));
+}
+
 /**
  * An organization's live connections, optionally only one person's or only to some products
  * (suspensions and membership changes revoke them).
@@ -131,6 +138,8 @@ export interface Principal {
   /** The token's scopes (never wider than the connection's). */
   scopes: ReadonlySet<string>;
   expiresAt: number;
+  /** The token's stored id (hashTokenId): what `token.revoked` names. */
+  tokenId: string;
 }
 
 interface BearerRow {
@@ -161,6 +170,7 @@ interface BearerRow {
  */
 export async function authenticateBearer(db: DbOrTrx, token: string, resource: string, now = Date.now()): Promise<Principal> {
   if (!token || token.length > 512) throw new AppError('invalid_token', 'the access token is malformed');
+  const tokenId = hashTokenId(token);
   const row: BearerRow | undefined = await db('oidc_payloads as p')
     .leftJoin('connections as c', 'c.grant_id', 'p.grant_id')
     .leftJoin('tenants as t', 't.id', 'c.tenant_id')
@@ -168,7 +178,7 @@ export async function authenticateBearer(db: DbOrTrx, token: string, resource: s
     .leftJoin('memberships as m', function () {
       this.on('m.user_id', '=', 'c.user_id').andOn('m.tenant_id', '=', 'c.tenant_id');
     })
-    .where({ 'p.model': 'AccessToken', 'p.id': hashTokenId(token) })
+    .where({ 'p.model': 'AccessToken', 'p.id': tokenId })
     .first(
       'p.payload', 'p.expires_at', 'p.revoked_at as token_revoked_at', 'c.id as connection_id', 'c.revoked_at as connection_revoked_at',
       'c.scopes as connection_scopes', 'c.product', 'c.resource', 'c.client_name', 't.id as tenant_id', 't.slug as tenant_slug',
@@ -203,6 +213,7 @@ export async function authenticateBearer(db: DbOrTrx, token: string, resource: s
     resource,
     scopes,
     expiresAt,
+    tokenId,
   };
 }
 

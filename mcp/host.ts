@@ -515,9 +515,10 @@ export class McpHost {
     await writeResponse(ctx, response, call.http);
   }
 
-  /** The GET stream lives no longer than the token that opened it (checklist R5). */
+  /** The GET stream lives no longer than the token that opened it (checklist R5): its expiry, or its revocation (SessionRegistry.closeStreamsOf). */
   private expireStream(session: Session, principal: Principal): void {
     if (session.streamExpiry) clearTimeout(session.streamExpiry);
+    session.streamTokenId = principal.tokenId;
     const delay = Math.max(0, Math.min(principal.expiresAt - Date.now(), 2_147_483_647));
     session.streamExpiry = setTimeout(() => session.transport.closeStandaloneSSEStream(), delay);
     session.streamExpiry.unref();

@@ -6,7 +6,7 @@
  */
 import type Koa from 'koa';
 import { VERSION, type Mount } from '../app.js';
-import { revokedAmong } from '../db/grant_store.js';
+import { revokedAmong, unusableTokensAmong } from '../db/grant_store.js';
 import type { Db } from '../db/connect.js';
 import type { Catalog } from '../shared/catalog.js';
 import type { Logger } from '../shared/log.js';
@@ -38,7 +38,10 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
         principals.dropConnection(event.connectionId);
         void host.sessions.closeConnection(event.connectionId, revoked());
       }
-      if (event.type === 'token.revoked') principals.dropToken(event.tokenId);
+      if (event.type === 'token.revoked') {
+        principals.dropToken(event.tokenId);
+        host.sessions.closeStreamsOf(event.tokenId);
+      }
       // The catalog's liveness follows the surface registry; connected sessions learn of it here (DESIGN.md §5).
       if (event.type === 'surface.changed' && catalog.product(event.product)) void host.notifyToolsChanged(event.product);
     });
@@ -57,10 +60,18 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
           .catch((err: unknown) => log.warn('checking open sessions after a relay gap failed', { err }));
       }
     });
-    context.onClose(sweepRevoked(() => [...new Set([...host.sessions.connectionIds(), ...principals.connectionIds()])], db, (id) => {
-      principals.dropConnection(id);
-      return host.sessions.closeConnection(id, revoked());
-    }, log, revokedSweepMs));
+    context.onClose(sweepRevoked(db, log, revokedSweepMs, {
+      connections: () => [...new Set([...host.sessions.connectionIds(), ...principals.connectionIds()])],
+      closeConnection: (id) => {
+        principals.dropConnection(id);
+        return host.sessions.closeConnection(id, revoked());
+      },
+      tokens: () => [...new Set([...host.sessions.streamTokenIds(), ...principals.tokenIds()])],
+      dropToken: (id) => {
+        principals.dropToken(id);
+        host.sessions.closeStreamsOf(id);
+      },
+    }));
     context.onDrain(() => host.drain());
     context.onClose(async () => {
       await host.close();
@@ -143,19 +154,30 @@ export const REVOKED_SWEEP_MS = 1_000;
 
 /**
  * The fallback for a revocation event that never arrived: the admin CLI's notification lost with
- * its connection or its process (PostgreSQL), its events file not watchable (SQLite). Every
- * REVOKED_SWEEP_MS the connections behind open sessions and cached tokens are read from the
- * database, and those found revoked are closed as the event would have closed them. A request
- * whose token is not cached is refused at once anyway (the grant store is read); this bounds how
- * long a cached token and an open stream outlive a revocation nobody announced. One indexed query
- * per second per instance (~1 ms with a full cache).
+ * its connection or its process (PostgreSQL), its events file not watchable (SQLite), a
+ * `token.revoked` whose NOTIFY failed during a database blip. Every REVOKED_SWEEP_MS the
+ * connections behind open sessions and cached tokens, and those tokens and the ones open GET
+ * streams were opened with, are read from the database; what is found revoked is closed and
+ * dropped as the event would have. A request whose token is not cached is refused at once anyway
+ * (the grant store is read); this bounds how long a cached token and an open stream outlive a
+ * revocation nobody announced. Two indexed queries per second per instance, by primary key, 500
+ * ids at a time.
  */
-function sweepRevoked(watched: () => string[], db: Db, close: (connectionId: string) => Promise<void>, log: Logger, everyMs: number): () => void {
+function sweepRevoked(db: Db, log: Logger, everyMs: number, watched: {
+  connections: () => string[];
+  closeConnection: (connectionId: string) => Promise<void>;
+  tokens: () => string[];
+  dropToken: (tokenId: string) => void;
+}): () => void {
   let running = false;
   const sweep = async () => {
-    const ids = watched();
-    for (let i = 0; i < ids.length; i += 500) {
-      for (const id of await revokedAmong(db, ids.slice(i, i + 500))) await close(id);
+    const connections = watched.connections();
+    for (let i = 0; i < connections.length; i += 500) {
+      for (const id of await revokedAmong(db, connections.slice(i, i + 500))) await watched.closeConnection(id);
+    }
+    const tokens = watched.tokens();
+    for (let i = 0; i < tokens.length; i += 500) {
+      for (const id of await unusableTokensAmong(db, tokens.slice(i, i + 500))) watched.dropToken(id);
     }
   };
   const timer = setInterval(() => {

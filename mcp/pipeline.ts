@@ -17,7 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import { readerOf, type Db, type DbOrTrx } from '../db/connect.js';
 import { appendAudit, AuditWriter, canonicalJson, sha256Hex, type AuditKind } from '../db/audit.js';
-import { authenticateBearer, hashTokenId, touchLiveConnection, type Principal } from '../db/grant_store.js';
+import { authenticateBearer, touchLiveConnection, type Principal } from '../db/grant_store.js';
 import { TenantScope } from '../db/tenant_scope.js';
 import type { Catalog, ProductDefinition, PromptDefinition, ResourceDefinition, ToolContext, ToolDefinition } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
@@ -131,7 +131,7 @@ export class Pipeline {
     if (cached) return this.admitRole(productId, cached);
     const mark = cache.mark();
     const principal = await authenticateBearer(this.reads, token, resource, now);
-    cache.set(key, principal, hashTokenId(token), mark, now);
+    cache.set(key, principal, principal.tokenId, mark, now);
     return this.admitRole(productId, principal);
   }
 

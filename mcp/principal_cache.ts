@@ -73,6 +73,16 @@ export class PrincipalCache {
     for (const key of this.byConnection.get(connectionId) ?? []) this.remove(key);
   }
 
+  /** The stored ids of the live cached tokens (the revocation sweep's, as connectionIds). */
+  tokenIds(now = Date.now()): string[] {
+    const ids = new Set<string>();
+    for (const [key, entry] of this.entries) {
+      if (entry.validUntil <= now) this.remove(key);
+      else ids.add(entry.tokenHash);
+    }
+    return [...ids];
+  }
+
   /**
    * The connections some live cached principal belongs to. Entries past their time go here (a
    * token used once is never looked up again, and its entry would otherwise stay, watched by the

@@ -21,6 +21,8 @@ export interface Session {
   lastActiveAt: number;
   /** Closes the standalone GET stream when the token it was opened with expires. */
   streamExpiry?: NodeJS.Timeout;
+  /** The stored id of that token: its revocation (RFC 7009) closes the stream too. */
+  streamTokenId?: string;
   /** Requests the host answers itself, by JSON-RPC id: aborted by notifications/cancelled or when the session closes. */
   inflight: Map<string | number, Cancellation>;
   /** Requests the SDK's handlers run (an elicited confirmation), by JSON-RPC id. */
@@ -107,6 +109,21 @@ export class SessionRegistry {
   /** The connections that have a session open here. */
   connectionIds(): string[] {
     return [...new Set([...this.sessions.values()].map((s) => s.connectionId))];
+  }
+
+  /** The stored ids of the tokens open GET streams were opened with. */
+  streamTokenIds(): string[] {
+    return [...new Set([...this.sessions.values()].flatMap((s) => (s.streamTokenId ? [s.streamTokenId] : [])))];
+  }
+
+  /** A token was revoked on its own: the GET streams it opened close, as at its expiry; the sessions stay. */
+  closeStreamsOf(tokenId: string): void {
+    for (const session of this.sessions.values()) {
+      if (session.streamTokenId !== tokenId) continue;
+      clearTimeout(session.streamExpiry);
+      session.streamTokenId = undefined;
+      session.transport.closeStandaloneSSEStream();
+    }
   }
 
   async closeConnection(connectionId: string, answer?: AppError): Promise<void> {

@@ -121,3 +121,65 @@ test('the connections listed for the revocation sweep are those of live entries:
   t.deepEqual(cache.connectionIds(1_000), [], 'past the age bound');
   t.is(cache.size, 0);
 });
+
+/** Whether the stream ends (its reader reads to the end) within `ms`. */
+async function endsWithin(reader: ReadableStreamDefaultReader<Uint8Array>, ms: number): Promise<boolean> {
+  const ended = (async () => {
+    while (!(await reader.read()).done);
+    return true;
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([ended, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const revokeAt = (server: { url: string }, tokens: { accessToken: string; clientId: string }) => fetch(`${server.url}/oauth/revoke`, {
+  method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams({ token: tokens.accessToken, token_type_hint: 'access_token', client_id: tokens.clientId }).toString(),
+});
+
+mcpTest('an access token revoked at /oauth/revoke closes the GET stream it opened, before the answer; the session and other tokens stay', async (t, server) => {
+  const resource = `${server.mcpUrl}/forge`;
+  const login = { email: 'admin@acme.example', password: DEMO_PASSWORD, tenant: 'acme', resource, scopes: ['forge.chat.read'] };
+  const [revoked, kept] = [await authorizeWithPassword(server.url, login), await authorizeWithPassword(server.url, login)];
+  const streamOf = async (token: string) => {
+    const sessionId = await openSession(server, token, 'forge');
+    const response = await fetch(`${server.mcpUrl}/forge`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId } });
+    t.is(response.status, 200);
+    return { sessionId, reader: response.body!.getReader() };
+  };
+  const [a, b] = [await streamOf(revoked.accessToken), await streamOf(kept.accessToken)];
+  // The event reaches every instance before the answer leaves: here, a relay that takes a while.
+  let relayed = false;
+  server.events.relay = async () => {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    relayed = true;
+  };
+  t.is((await revokeAt(server, revoked)).status, 200);
+  t.true(relayed, 'the answer waited for the event');
+  t.true(await endsWithin(a.reader, 1_000), 'the revoked token’s stream closed');
+  t.false(await endsWithin(b.reader, 300), 'the other token’s stream is open');
+  // The session lives on with another token of the connection's.
+  t.is((await rawPost(server, 'forge', { token: kept.accessToken, sessionId: b.sessionId, body: call(1) }, 1)).status, 200);
+  await b.reader.cancel();
+});
+
+mcpTest('a token revoked where the event never arrives is refused within the revocation sweep, its stream closed', async (t, server) => {
+  const resource = `${server.mcpUrl}/forge`;
+  const tokens = await authorizeWithPassword(server.url, { email: 'admin@acme.example', password: DEMO_PASSWORD, tenant: 'acme', resource, scopes: ['forge.chat.read'] });
+  const sessionId = await openSession(server, tokens.accessToken, 'forge');
+  t.is((await rawPost(server, 'forge', { token: tokens.accessToken, sessionId, body: call(1) }, 1)).status, 200, 'cached now');
+  const stream = await fetch(`${server.mcpUrl}/forge`, { headers: { authorization: `Bearer ${tokens.accessToken}`, accept: 'text/event-stream', 'mcp-session-id': sessionId } });
+  t.is(stream.status, 200);
+  // Revoked by another instance whose NOTIFY was lost: the row is gone, no event comes.
+  const { hashTokenId } = await import('../../db/grant_store.js');
+  t.is(await server.db('oidc_payloads').where({ model: 'AccessToken', id: hashTokenId(tokens.accessToken) }).delete(), 1);
+  t.true(await endsWithin(stream.body!.getReader(), 3_000), 'the stream closed');
+  const after = await rawPost(server, 'forge', { token: tokens.accessToken, sessionId, body: call(2) }, 2);
+  t.is(after.status, 401);
+  t.is(after.body.error.data.code, 'invalid_token');
+}, { revokedSweepMs: 100 });
