@@ -8,7 +8,7 @@
 import { hash } from 'node:crypto';
 import { auditPipeOf, knexSql, writeTransaction, type Db, type DbOrTrx, type SqlRunner } from './connect.js';
 import type { PgPipe } from './pg_client.js';
-import { isUnavailable } from './errors.js';
+import { isUnavailable, isUniqueViolation } from './errors.js';
 import { uuidv7 } from './ids.js';
 import { decodeCursor, encodeCursor, newestFirstPage, type KeysetCursor, type KeysetPage } from './keyset.js';
 
@@ -30,6 +30,11 @@ export interface AuditInput {
   durationMs?: number | null;
   requestId?: string | null;
   time?: number;
+  /**
+   * The record's id, when the caller made it: a call's record written again (its first write's
+   * outcome unknown) keeps its id, and the log's primary key then holds it at most once.
+   */
+  id?: string;
 }
 
 export interface DbAuditRow {
@@ -164,7 +169,7 @@ function storable<T extends string | null | undefined>(text: T): T {
 function buildRecord(input: AuditInput, chain: string, head: { seq: number; hash: string }): DbAuditRow {
   // The record's final shape from the start (hash last, as COLUMNS has it); recordHash skips `hash`.
   const row: DbAuditRow = {
-    id: uuidv7(),
+    id: input.id ?? uuidv7(),
     chain,
     seq: head.seq + 1,
     time: input.time ?? Date.now(),
@@ -238,16 +243,15 @@ const GATHER_TURNS = 3;
  *
  * On PostgreSQL, where every statement is a round trip, a batch whose chains all have a head this
  * writer committed itself skips the transaction (BEGIN, uses, head locks, INSERT, head updates,
- * COMMIT): one statement (appendOnKnownHeads) counts the batch's uses, then moves each chain's
- * head only from the value known here and inserts the records of the chains it moved. A chain
- * whose head another writer moved first (another instance, or a record written inside a
- * transaction) gets no record from it; its records take the transaction path, which reads the head
- * under its lock, uncounted (the statement counted their uses). One round trip and one commit (one
- * WAL flush) per batch, however many tenants' records it holds, while this writer is their chains'
- * only one. These statements go on the audit pipe (db/pg_client.ts PgPipe), and the next batch is
- * written behind the one committing, built on the heads that one leaves: PostgreSQL runs it the
- * moment the first has committed. If the first fails, the one behind finds its heads moved and
- * comes back the same way.
+ * COMMIT): one statement (appendOnKnownHeads) moves each chain's head only from the value known
+ * here, inserts the records of the chains it moved and counts their uses. A chain whose head
+ * another writer moved first (another instance, or a record written inside a transaction) gets
+ * nothing from it; its records take the transaction path, which reads the head under its lock.
+ * One round trip and one commit (one WAL flush) per batch, however many tenants' records it
+ * holds, while this writer is their chains' only one. These statements go on the audit pipe
+ * (db/pg_client.ts PgPipe), and the next batch is written behind the one committing, built on
+ * the heads that one leaves: PostgreSQL runs it the moment the first has committed. If the first
+ * fails, the one behind finds its heads moved and comes back the same way.
  */
 export class AuditWriter {
   /**
@@ -343,7 +347,7 @@ export class AuditWriter {
       // One by one: a record that cannot be written fails its own call only.
       this.stats.retried += 1;
       for (const pending of batch) {
-        await writeTransaction(this.db, (sql) => writeBatchWith(sql, [pending.input])).then((rows) => this.committed(pending, rows[0]), pending.reject);
+        await writeTransaction(this.db, (sql) => writeBatchWith(sql, [pending.input])).then((rows) => this.committed(pending, rows[0]), (error: unknown) => this.writtenBefore(pending, error));
       }
       return;
     }
@@ -361,8 +365,22 @@ export class AuditWriter {
       const found: Array<{ chain: string }> = await this.db('audit_log').whereIn('id', rows.map((row) => row.id)).distinct('chain');
       return found.length ? new Set(found.map((row) => row.chain)) : undefined;
     } catch {
-      return undefined; // unknown: the transaction path writes them, and a duplicate is the lesser harm than a lost record
+      return undefined; // unknown: the transaction path writes them, with their ids (writtenBefore)
     }
+  }
+
+  /**
+   * A record refused because its id is in the log: the same record, written before by a statement
+   * whose outcome was lost (appendOnKnownHeads sends it on with its id), or by a call's earlier
+   * attempt (mcp/pipeline.ts). It is the call's record; anything else fails the call.
+   */
+  private async writtenBefore(pending: Pending, error: unknown): Promise<void> {
+    const { id } = pending.input;
+    const stored = id && isUniqueViolation(error) ? await this.db<DbAuditRow>('audit_log').where({ id }).first().catch(() => undefined) : undefined;
+    if (!stored) return pending.reject(error);
+    // Not a head: records of its chain may have been written after it.
+    this.stats.records += 1;
+    pending.resolve(stored);
   }
 
   private committed(pending: Pending, row: DbAuditRow): void {
@@ -378,7 +396,9 @@ export class AuditWriter {
    * has committed. Resolves to the records still to write: those of the chains whose head had
    * moved, or all of them if the statement failed; their heads are forgotten, and the batches sent
    * behind this one on those chains come back too. Never rejects, so no record written here is
-   * written again.
+   * written again. Those it resolves to keep the ids they were sent with: a statement whose
+   * connection was lost may still commit (below), and the log's primary key then refuses the second
+   * copy, whichever of the two commits first (writtenBefore).
    */
   private async appendOnKnownHeads(batch: Pending[]): Promise<Pending[]> {
     const rows: DbAuditRow[] = new Array(batch.length);
@@ -396,15 +416,18 @@ export class AuditWriter {
       return batch;
     }
     for (const move of moves) this.heads!.set(move.chain, { seq: move.seq, hash: move.hash });
+    const uses = [...chains].flatMap(([chain, members]) => usesOf(members.map((i) => batch[i].input)).map((use) => ({ ...use, chain })));
     let moved: Set<string> | undefined;
     try {
-      moved = await appendOnKnownHeads(this.pipe!, moves, rows, usesOf(batch.map((p) => p.input)));
+      moved = await appendOnKnownHeads(this.pipe!, moves, rows, uses);
     } catch (error) {
       // The statement failed, and one statement fails as a whole: nothing counted, nothing written.
       // Unless the connection was lost after PostgreSQL committed it and before the answer came
-      // back: then the records are there, and writing them again would record the calls twice.
-      // The statement moves only the chains whose head was still the known one, so which chains
-      // got their records is asked of the log chain by chain, not told by one record.
+      // back: then the records are there. The statement moves only the chains whose head was still
+      // the known one, so which chains got their records is asked of the log chain by chain, not
+      // told by one record. Or the connection was lost while the statement still waited (for a
+      // row lock): its backend does not notice, and it commits when the lock comes, after this
+      // question was answered; the records written again below keep their ids for that.
       if (isUnavailable(error)) moved = await this.writtenChains(rows);
     }
     if (moved) this.stats.statement += 1;
@@ -417,8 +440,8 @@ export class AuditWriter {
       }
       this.heads!.delete(chain);
       for (const i of members) {
-        // The head had moved: the statement counted the uses but wrote no record; they are not counted again.
-        if (moved) batch[i].input = { ...batch[i].input, touch: false };
+        // The same record again: the statement may still commit it (writtenBefore).
+        batch[i].input = { ...batch[i].input, id: rows[i].id, time: rows[i].time };
         rest.push(batch[i]);
       }
     }
@@ -458,13 +481,13 @@ interface HeadMove {
 }
 
 /**
- * One statement (PostgreSQL): counts `uses`, then moves each chain's head from its known value to
- * the batch's last record of that chain, and inserts the records of the chains whose head it
- * moved. Returns those chains (one whose head is no longer the known one is left as it is and gets
- * no record). One statement commits as a whole; the unique (chain, seq) index refuses a fork even
- * then.
+ * One statement (PostgreSQL): moves each chain's head from its known value to the batch's last
+ * record of that chain, inserts the records of the chains whose head it moved and counts their
+ * `uses`. Returns those chains (one whose head is no longer the known one is left as it is: no
+ * record, no use). One statement commits as a whole; the unique (chain, seq) index refuses a fork
+ * even then, and the primary key a record written twice (AuditWriter.appendOnKnownHeads).
  */
-async function appendOnKnownHeads(pipe: PgPipe, moves: HeadMove[], rows: DbAuditRow[], uses: Use[]): Promise<Set<string>> {
+async function appendOnKnownHeads(pipe: PgPipe, moves: HeadMove[], rows: DbAuditRow[], uses: ChainUse[]): Promise<Set<string>> {
   const [result] = await (moves.length === 1
     ? pipe.rows<MovedRow>(APPEND_ON_KNOWN_HEAD, [JSON.stringify(uses), moves[0].seq, moves[0].hash, moves[0].chain, moves[0].known_seq, moves[0].known_hash, JSON.stringify(rows)])
     : pipe.rows<MovedRow>(APPEND_ON_KNOWN_HEADS, [JSON.stringify(uses), JSON.stringify(moves), JSON.stringify(rows)]));
@@ -480,30 +503,33 @@ interface MovedRow {
 }
 
 /**
- * The connection rows are locked first, in id order (`locked`), and the heads only after every use
- * is counted (`moved`, or `heads` for several chains, waits for `used`), in chain order: the order
+ * The connection rows are locked first, in id order (`locked`), and the heads only after them
+ * (`moved`, or `heads` for several chains, waits for `locked`), in chain order: the order
  * revokeConnection and the transaction path take them in, so none of them can deadlock with these
- * statements. Columns by name, not r.*: only statements without `*` are kept prepared
- * (db/pg_client.ts).
+ * statements. The uses are counted last (`used`), on rows already locked, and only those of the
+ * records written: a record's use commits with the record or not at all, so a record the
+ * transaction path writes again (its statement's outcome lost) is counted once however the two
+ * end. Columns by name, not r.*: only statements without `*` are kept prepared (db/pg_client.ts).
  */
-const COUNT_USES = `with uses as materialized (select u.id, u.n, u.at from json_to_recordset(?::json) as u(id text, n int, at bigint)),
-  locked as (select id from connections where id in (select id from uses) order by id collate "C" for no key update),
-  used as (update connections c set last_used_at = uses.at, call_count = c.call_count + uses.n
-    from uses where c.id = uses.id and c.id in (select id from locked) and c.revoked_at is null returning c.id)`;
-const WRITE_MOVED = `written as (insert into audit_log (${COLUMN_LIST}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')}
+const LOCK_USES = `with uses as materialized (select u.id, u.chain, u.n, u.at from json_to_recordset(?::json) as u(id text, chain text, n int, at bigint)),
+  locked as (select id from connections where id in (select id from uses) order by id collate "C" for no key update)`;
+const WRITE_MOVED = `used as (update connections c set last_used_at = u.at, call_count = c.call_count + u.n
+    from (select id, sum(n) as n, max(at) as at from uses where chain in (select chain from moved) group by id) u
+    where c.id = u.id and c.id in (select id from locked) and c.revoked_at is null),
+  written as (insert into audit_log (${COLUMN_LIST}) select ${COLUMNS.map((c) => `r.${c}`).join(', ')}
     from json_populate_recordset(null::audit_log, ?::json) as r where r.chain in (select chain from moved) returning 1)
   select (select json_agg(chain) from moved) as chains, (select count(*) from written) as n`;
 
 /** One chain: its head moved from the known seq and hash to the last record's. */
-const APPEND_ON_KNOWN_HEAD = `${COUNT_USES},
-  moved as (update audit_heads set seq = ?, hash = ? where chain = ? and seq = ? and hash = ? and (select count(*) from used) >= 0 returning chain),
+const APPEND_ON_KNOWN_HEAD = `${LOCK_USES},
+  moved as (update audit_heads set seq = ?, hash = ? where chain = ? and seq = ? and hash = ? and (select count(*) from locked) >= 0 returning chain),
   ${WRITE_MOVED}`;
 
 /** Several chains: their heads locked in chain order (`heads`), then each moved from its known value. */
-const APPEND_ON_KNOWN_HEADS = `${COUNT_USES},
+const APPEND_ON_KNOWN_HEADS = `${LOCK_USES},
   moves as materialized (select m.chain, m.known_seq, m.known_hash, m.seq, m.hash
     from json_to_recordset(?::json) as m(chain text, known_seq bigint, known_hash text, seq bigint, hash text)),
-  heads as (select chain from audit_heads where chain in (select chain from moves) and (select count(*) from used) >= 0
+  heads as (select chain from audit_heads where chain in (select chain from moves) and (select count(*) from locked) >= 0
     order by chain collate "C" for no key update),
   moved as (update audit_heads h set seq = m.seq, hash = m.hash from moves m
     where h.chain = m.chain and h.chain in (select chain from heads) and h.seq = m.known_seq and h.hash = m.known_hash returning h.chain),
@@ -518,6 +544,11 @@ interface Use {
   id: string;
   n: number;
   at: number;
+}
+
+/** Uses of a connection by the records of one chain (appendOnKnownHeads counts those of the chains it writes). */
+interface ChainUse extends Use {
+  chain: string;
 }
 
 /** The uses of connections among `inputs` (those that `touch`), in connection id order. */

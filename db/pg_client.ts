@@ -140,6 +140,8 @@ function watchOf(client: pg.Client, stallMs: number, then?: (client: pg.Client) 
  * - **audit batches** (db/audit.ts AuditWriter): a batch on known heads is written while the
  *   one before it is still committing, and runs as soon as that one has.
  * A broken connection fails what it carries (unavailable) and the next statement opens another.
+ * PostgreSQL may still run and commit what it was sent: a backend waiting for a lock does not
+ * notice its client leaving (db/audit.ts writes such records again under the same ids).
  */
 export class PgPipe {
   private client: pg.Client | undefined;

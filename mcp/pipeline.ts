@@ -19,6 +19,7 @@ import { readerOf, type Db, type DbOrTrx } from '../db/connect.js';
 import { appendAudit, AuditWriter, canonicalJson, sha256Hex, type AuditKind } from '../db/audit.js';
 import { authenticateBearer, touchLiveConnection, type Principal } from '../db/grant_store.js';
 import { TenantScope } from '../db/tenant_scope.js';
+import { uuidv7 } from '../db/ids.js';
 import type { Catalog, ProductDefinition, PromptDefinition, ResourceDefinition, ToolContext, ToolDefinition } from '../shared/catalog.js';
 import type { Config } from '../shared/config.js';
 import { AppError, toAppError } from '../shared/errors.js';
@@ -277,6 +278,7 @@ export class Pipeline {
 
   async callTool(productId: string, principal: Principal, name: string, rawArgs: unknown, options: CallOptions): Promise<ToolResult> {
     const started = performance.now();
+    const recordId = uuidv7();
     const product = this.deps.catalog.product(productId)!;
     let auditName = String(name).slice(0, 200);
     try {
@@ -292,7 +294,7 @@ export class Pipeline {
         confirmedByPerson = await options.askPerson(this.confirmationSentence(tool.confirmation, toolArgs));
         if (!confirmedByPerson) {
           const result = errorResult('confirmation_declined', 'The person declined; nothing was changed.', {});
-          await this.auditAlone(this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'confirmation_declined', performance.now() - started, options.requestId), true);
+          await this.auditAlone(this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'confirmation_declined', performance.now() - started, options.requestId, recordId), true);
           this.count(productId, 'tool', 'confirmation_declined', performance.now() - started);
           return result;
         }
@@ -304,7 +306,7 @@ export class Pipeline {
         const scope = new TenantScope(this.reads, principal.tenant.id);
         await this.checkReferences(product, scope, toolArgs);
         const returned = await this.withTimeout((cancellation) => callHandler(tool.handler, toolArgs, this.context(scope, product, principal, options, cancellation)), options);
-        await this.audit.append({ ...this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId), touch: true });
+        await this.audit.append({ ...this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId, recordId), touch: true });
         this.count(productId, 'tool', 'ok', performance.now() - started);
         return successResult(returned);
       }
@@ -319,18 +321,18 @@ export class Pipeline {
           if (!consumed) {
             const pending = await createConfirmation(trx, { ...key, tenantId: principal.tenant.id, userId: principal.user.id });
             const result = this.confirmationResult(tool.name, tool.confirmation, toolArgs, pending.expiresAt);
-            await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'confirmation_required', performance.now() - started, options.requestId));
+            await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'confirmation_required', performance.now() - started, options.requestId, recordId));
             return { value: result, outcome: 'confirmation_required' };
           }
         }
         const returned = await this.withTimeout((cancellation) => callHandler(tool.handler, toolArgs, this.context(scope, product, principal, options, cancellation)), options);
-        await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId));
+        await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'ok', performance.now() - started, options.requestId, recordId));
         return { value: successResult(returned), outcome: 'ok' };
       });
       this.count(productId, 'tool', outcome, performance.now() - started);
       return value;
     } catch (thrown) {
-      const error = await this.failed(thrown, principal, productId, 'tool', auditName, rawArgs, started, options.requestId);
+      const error = await this.failed(thrown, principal, productId, 'tool', auditName, rawArgs, started, options.requestId, recordId);
       if (isToolResultError(error)) return errorResult(error.code, error.message, error.details ?? {});
       throw error;
     }
@@ -356,6 +358,7 @@ export class Pipeline {
 
   async readResource(productId: string, principal: Principal, uri: string, options: CallOptions) {
     const started = performance.now();
+    const recordId = uuidv7();
     const product = this.deps.catalog.product(productId)!;
     const { name } = describeCall('resources/read', productId, { uri });
     const args = { uri: String(uri).slice(0, 500) };
@@ -364,12 +367,12 @@ export class Pipeline {
       // Reading changes nothing: no transaction to roll back, the record joins the next group commit.
       const scope = new TenantScope(this.reads, principal.tenant.id);
       const value = await this.withTimeout((cancellation) => callReader(resource, id, this.context(scope, product, principal, options, cancellation)), options);
-      await this.audit.append({ ...this.auditInput(principal, productId, 'resource', name, args, 'ok', performance.now() - started, options.requestId), touch: true });
+      await this.audit.append({ ...this.auditInput(principal, productId, 'resource', name, args, 'ok', performance.now() - started, options.requestId, recordId), touch: true });
       this.count(productId, 'resource', 'ok', performance.now() - started);
       const mimeType = resource.mimeType ?? 'application/json';
       return { contents: [{ uri, mimeType, text: typeof value === 'string' ? value : JSON.stringify(value) }] };
     } catch (thrown) {
-      throw await this.failed(thrown, principal, productId, 'resource', name, args, started, options.requestId);
+      throw await this.failed(thrown, principal, productId, 'resource', name, args, started, options.requestId, recordId);
     }
   }
 
@@ -384,6 +387,7 @@ export class Pipeline {
 
   async getPrompt(productId: string, principal: Principal, name: string, rawArgs: unknown, options: CallOptions) {
     const started = performance.now();
+    const recordId = uuidv7();
     const product = this.deps.catalog.product(productId)!;
     try {
       const prompt = this.admitPrompt(productId, principal, name);
@@ -392,11 +396,11 @@ export class Pipeline {
       const scope = new TenantScope(this.reads, principal.tenant.id);
       await this.checkReferences(product, scope, args);
       const messages = await this.withTimeout((cancellation) => callPrompt(prompt, args, this.context(scope, product, principal, options, cancellation)), options);
-      await this.audit.append({ ...this.auditInput(principal, productId, 'prompt', prompt.name, args, 'ok', performance.now() - started, options.requestId), touch: true });
+      await this.audit.append({ ...this.auditInput(principal, productId, 'prompt', prompt.name, args, 'ok', performance.now() - started, options.requestId, recordId), touch: true });
       this.count(productId, 'prompt', 'ok', performance.now() - started);
       return { description: prompt.description, messages };
     } catch (thrown) {
-      throw await this.failed(thrown, principal, productId, 'prompt', String(name).slice(0, 200), rawArgs, started, options.requestId);
+      throw await this.failed(thrown, principal, productId, 'prompt', String(name).slice(0, 200), rawArgs, started, options.requestId, recordId);
     }
   }
 
@@ -470,10 +474,15 @@ export class Pipeline {
     });
   }
 
-  private auditInput(principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, outcome: string, durationMs: number, requestId: string) {
+  /**
+   * `id`: the call's record id (callTool, readResource, getPrompt), made as the call starts. Its
+   * success and its failure are one record: a failure after an attempt whose outcome was lost (a
+   * COMMIT whose answer never came) is recorded under the same id, and the log keeps the first.
+   */
+  private auditInput(principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, outcome: string, durationMs: number, requestId: string, id?: string) {
     return {
       tenantId: principal.tenant.id, userId: principal.user.id, clientId: principal.clientId, connectionId: principal.connectionId, product: productId,
-      kind, name, args, outcome, durationMs: Math.round(durationMs), requestId,
+      kind, name, args, outcome, durationMs: Math.round(durationMs), requestId, id,
     };
   }
 
@@ -495,9 +504,11 @@ export class Pipeline {
 
   /**
    * A call failed and its transaction rolled back: record the outcome, then report it. If even
-   * that record cannot be written, the call fails as `internal` (nothing it did persists).
+   * that record cannot be written, the call fails as `internal` (nothing it did persists). The
+   * record takes the call's record id: when what failed was the writing of the call's own record,
+   * and it was written after all (its answer lost), that record stays the call's only one.
    */
-  private async failed(thrown: unknown, principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, started: number, requestId: string): Promise<AppError> {
+  private async failed(thrown: unknown, principal: Principal, productId: string, kind: AuditKind, name: string, args: unknown, started: number, requestId: string, recordId: string): Promise<AppError> {
     // A lost or locked database is `unavailable` (503, retryable; docs/errors.md), not an internal
     // error; a read PostgreSQL cancelled for running too long (DATABASE_READ_TIMEOUT_MS) is a time-out.
     // A constraint a handler did not expect is a call racing another on the same records (a message
@@ -510,7 +521,7 @@ export class Pipeline {
     else if (isWriteClash(thrown)) this.deps.log.warn('mcp call ended by PostgreSQL to break a deadlock or serialization failure', { request_id: requestId, product: productId, kind, name, err: thrown });
     const duration = performance.now() - started;
     try {
-      await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, duration, requestId), true);
+      await this.auditAlone(this.auditInput(principal, productId, kind, name, args, error.code, duration, requestId, recordId), true);
     } catch (auditError) {
       this.deps.log.error('audit write failed', { request_id: requestId, product: productId, kind, name, err: auditError });
       const failure = isUnavailable(auditError) ? unavailable(auditError) : new AppError('internal', 'internal error', { cause: auditError });

@@ -136,11 +136,12 @@ export interface HeldRow {
 /**
  * PostgreSQL: one row held FOR UPDATE by a transaction of the test's own, so that calls racing
  * for it are lined up in a chosen order: each call sent after `waiting(n)` of the calls before it
- * queues behind them, and they run in that order once the row is released.
+ * queues behind them, and they run in that order once the row is released. `key`: the column
+ * that `id` is the value of (audit_heads: `chain`).
  */
-export async function holdRow(db: Knex, table: string, id: string): Promise<HeldRow> {
+export async function holdRow(db: Knex, table: string, id: string, key = 'id'): Promise<HeldRow> {
   const trx = await db.transaction();
-  await trx(table).where({ id }).forUpdate().select('id');
+  await trx(table).where({ [key]: id }).forUpdate().select(key);
   const holder: number = (await trx.raw('select pg_backend_pid() as pid')).rows[0].pid;
   // Sessions blocked by the holder, or by a session that is (a waiter holds the row's place in the queue).
   const blocked = `with recursive blocked(pid) as (
