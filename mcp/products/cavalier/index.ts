@@ -4,7 +4,7 @@ import { defineProduct, definePrompt, defineResource, type ToolContext } from '.
 import { granted } from '../common.js';
 import { dealAsGranted } from './granted.js';
 import { seedCavalierDemo } from './demo.js';
-import { cavalierRepository, type CavalierRepository } from './repository.js';
+import { cavalierRepository, DEAL_RECORDS_SHOWN, type CavalierRepository } from './repository.js';
 import closeDeal from './tools/close_deal.js';
 import completeSow from './tools/complete_sow.js';
 import createDeal from './tools/create_deal.js';
@@ -34,7 +34,7 @@ const quoteResource = defineResource<CavalierRepository>({
 const dealResource = defineResource<CavalierRepository>({
   collection: 'deals',
   title: 'Deal',
-  description: 'A deal with its stage, value, and summaries of the quotes (with cavalier.quotes.read) and statements of work (with cavalier.sows.read) attached to it.',
+  description: `A deal with its stage, value, and summaries of the newest ${DEAL_RECORDS_SHOWN} quotes (with cavalier.quotes.read) and statements of work (with cavalier.sows.read) attached to it, with their totals.`,
   scope: 'cavalier.deals.read',
   mimeType: 'application/json',
   read: async (id, context) => dealAsGranted(context, await context.repos.deals.get(id)),
@@ -53,8 +53,8 @@ const draftSowFromDeal = definePrompt({
   name: 'cavalier.draft_sow_from_deal',
   title: 'Draft a statement of work from a deal',
   description:
-    'Embeds a deal with its quotes (line items and totals, when the connection may read quotes) and asks for a draft statement of work: ' +
-    'scope, exclusions and milestones whose amounts add up to the accepted or latest quote, ready to pass to cavalier.create_sow.',
+    'Embeds a deal and the quote the draft is based on, the accepted or else the latest one (with its line items and totals, when the connection may read quotes), ' +
+    'and asks for a draft statement of work: scope, exclusions and milestones whose amounts add up to that quote, ready to pass to cavalier.create_sow.',
   scope: 'cavalier.deals.read',
   args: {
     deal_id: z.string().max(100).describe('The deal to write the statement of work for.'),
@@ -64,8 +64,8 @@ const draftSowFromDeal = definePrompt({
     const deal = await repos.deals.get(deal_id);
     // Quotes' line items and totals are cavalier.quotes.read's to show (cavalier.get_quote).
     const mayReadQuotes = granted(context, 'cavalier.quotes.read');
-    const quotes = mayReadQuotes ? await Promise.all(deal.quotes.map((q) => repos.quotes.get(q.id))) : [];
-    const basis = quotes.find((q) => q.status === 'accepted') ?? quotes[0];
+    // Only the basis is embedded in full: a deal may have any number of quotes, each with its lines.
+    const basis = mayReadQuotes ? await repos.quotes.basisOf(deal.id) : undefined;
     const instructions = [
       `Draft a statement of work for the deal "${deal.title}" with ${deal.customer} (stage ${deal.stage}, value ${deal.value}).`,
       basis
@@ -83,10 +83,10 @@ const draftSowFromDeal = definePrompt({
       // The deal's quote and SOW summaries are their own scopes' to show, as in the instructions above.
       // The deal as its resource shows it to this grant (dealAsGranted).
       { role: 'user', content: { type: 'resource', resource: { uri: resourceUri('deals', deal.id), mimeType: 'application/json', text: JSON.stringify(dealAsGranted(context, deal), null, 2) } } },
-      ...quotes.map((quote) => ({
+      ...(basis ? [{
         role: 'user' as const,
-        content: { type: 'resource' as const, resource: { uri: resourceUri('quotes', quote.id), mimeType: 'application/json', text: JSON.stringify(quote, null, 2) } },
-      })),
+        content: { type: 'resource' as const, resource: { uri: resourceUri('quotes', basis.id), mimeType: 'application/json', text: JSON.stringify(basis, null, 2) } },
+      }] : []),
       { role: 'user', content: { type: 'text', text: instructions } },
     ];
   },

@@ -35,6 +35,8 @@ export const DEAL_TRANSITIONS: Record<DealStage, readonly DealStage[]> = {
 export const DEAL_OUTCOMES = ['won', 'lost'] as const satisfies readonly DealStage[];
 /** What cavalier.update_deal_stage and create_deal may ask for: the stages of a deal still open. */
 export const OPEN_DEAL_STAGES = ['lead', 'qualified', 'proposal'] as const satisfies readonly DealStage[];
+/** How many of a deal's quotes and statements of work (each, newest first) the deal shows. */
+export const DEAL_RECORDS_SHOWN = 100;
 /** A statement of work is written for a deal at proposal stage or one already won. */
 export const SOW_DEAL_STAGES: readonly DealStage[] = ['proposal', 'won'];
 
@@ -287,6 +289,14 @@ export function cavalierRepository(scope: TenantScope) {
     return scope.from<DbMilestoneRow>('cavalier_sow_milestones').where('sow_id', sowId).orderBy('position');
   }
 
+  async function newestOfDeal<Row extends { id: string }>(table: string, dealId: string): Promise<{ rows: Row[]; total: number; truncated: boolean }> {
+    const rows = (await scope.from<Row>(table).where('deal_id', dealId)
+      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(DEAL_RECORDS_SHOWN + 1)) as Row[];
+    if (rows.length <= DEAL_RECORDS_SHOWN) return { rows, total: rows.length, truncated: false };
+    const counted = (await scope.from(table).where('deal_id', dealId).count({ n: '*' }).first()) as { n: number | string } | undefined;
+    return { rows: rows.slice(0, DEAL_RECORDS_SHOWN), total: Number(counted?.n ?? 0), truncated: true };
+  }
+
   /**
    * The deal a new quote or statement of work is for, locked FOR SHARE and read as it is now: a
    * close committed while this call waited is seen (nothing is added to a lost deal), and one that
@@ -305,11 +315,20 @@ export function cavalierRepository(scope: TenantScope) {
       return { items: page.items.map(dealView), next_cursor: page.next_cursor };
     },
 
+    /**
+     * The deal with its newest DEAL_RECORDS_SHOWN quotes and statements of work, each list with its
+     * total and whether it was cut: a deal may collect any number of quotes, and list_quotes and
+     * list_sows (deal_id) page through all of them.
+     */
     async get(rawId: string) {
       const row = await scope.require<DbDealRow>('cavalier_deals', rawId, 'deal');
-      const quotes = await scope.from<DbQuoteRow>('cavalier_quotes').where('deal_id', row.id).orderBy('created_at', 'desc');
-      const sows = await scope.from<DbSowRow>('cavalier_sows').where('deal_id', row.id).orderBy('created_at', 'desc');
-      return { ...dealView(row), quotes: quotes.map(quoteSummaryView), sows: sows.map(sowSummaryView) };
+      const quotes = await newestOfDeal<DbQuoteRow>('cavalier_quotes', row.id);
+      const sows = await newestOfDeal<DbSowRow>('cavalier_sows', row.id);
+      return {
+        ...dealView(row),
+        quotes: quotes.rows.map(quoteSummaryView), quotes_total: quotes.total, quotes_truncated: quotes.truncated,
+        sows: sows.rows.map(sowSummaryView), sows_total: sows.total, sows_truncated: sows.truncated,
+      };
     },
 
     async create(input: NewDeal): Promise<DealView> {
@@ -357,6 +376,17 @@ export function cavalierRepository(scope: TenantScope) {
     async get(rawId: string): Promise<QuoteView> {
       const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
       return quoteView(row, await quoteLines(row.id));
+    },
+
+    /** The quote a statement of work for the deal is based on: the newest accepted one, else the newest. */
+    async basisOf(dealId: string): Promise<QuoteView | undefined> {
+      const newest = (status?: QuoteStatus) => {
+        const query = scope.from<DbQuoteRow>('cavalier_quotes').where('deal_id', dealId);
+        if (status) query.where('status', status);
+        return query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first() as Promise<DbQuoteRow | undefined>;
+      };
+      const row = (await newest('accepted')) ?? (await newest());
+      return row && quoteView(row, await quoteLines(row.id));
     },
 
     async create(input: NewQuote): Promise<QuoteView> {

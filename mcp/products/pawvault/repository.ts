@@ -32,6 +32,8 @@ export interface DbVaccinationRow {
   tenant_id: string;
   pet_id: string;
   vaccine: string;
+  /** vaccineKey(vaccine). */
+  vaccine_key: string;
   administered_on: number;
   due_on: number | null;
   clinic: string | null;
@@ -68,6 +70,14 @@ const PETS = 'pawvault_pets';
 const VACCINATIONS = 'pawvault_vaccinations';
 const VISITS = 'pawvault_visits';
 const MEDICATIONS = 'pawvault_medications';
+
+/** The same vaccine however it was spelled: case and spacing do not matter (docs). Stored as vaccine_key. */
+export function vaccineKey(vaccine: string): string {
+  return vaccine.trim().replace(/\s+/g, ' ').toLowerCase();
+}
+
+/** How many due vaccinations (the soonest) list_due_vaccinations shows. */
+export const DUE_SHOWN = 500;
 
 /** Whole years between two calendar dates (birthday not yet reached this year → one less). */
 export function ageInYears(birth: number, today: number): number {
@@ -208,7 +218,7 @@ export function pawvaultRepository(scope: TenantScope) {
         }
         if (input.administered_on > today()) throw new AppError('invalid_arguments', 'administered_on: cannot be in the future', { details: { field: 'administered_on' } });
         const row = await scope.insert<NewRow<DbVaccinationRow>>(VACCINATIONS, {
-          pet_id: pet.id, vaccine: input.vaccine, administered_on: input.administered_on, due_on: input.due_on ?? null,
+          pet_id: pet.id, vaccine: input.vaccine, vaccine_key: vaccineKey(input.vaccine), administered_on: input.administered_on, due_on: input.due_on ?? null,
           clinic: input.clinic ?? null, notes: input.notes ?? null, created_at: Date.now(),
         });
         return vaccinationView(row);
@@ -240,20 +250,28 @@ export function pawvaultRepository(scope: TenantScope) {
        * dose of each vaccine for each pet counts: a booster given since replaces the earlier due date.
        */
       async dueVaccinations(filter: { within_days: number; pet_id?: string; include_overdue: boolean }, on = today()) {
-        const query = scope.from(VACCINATIONS).join(PETS, `${PETS}.id`, `${VACCINATIONS}.pet_id`)
-          .select(`${VACCINATIONS}.*`, `${PETS}.name as pet_name`, `${PETS}.species as species`)
-          .orderBy([{ column: `${VACCINATIONS}.administered_on`, order: 'desc' }, { column: `${VACCINATIONS}.created_at`, order: 'desc' }]);
-        if (filter.pet_id) query.where(`${VACCINATIONS}.pet_id`, (await requirePet(filter.pet_id)).id);
-        const rows = (await query) as Array<DbVaccinationRow & { pet_name: string; species: Species }>;
-        const latest = new Map<string, (typeof rows)[number]>();
-        for (const row of rows) {
-          // The same vaccine however it was spelled: case and spacing do not matter (docs).
-          const key = `${row.pet_id}\u0000${row.vaccine.trim().replace(/\s+/g, ' ').toLowerCase()}`;
-          if (!latest.has(key)) latest.set(key, row);
-        }
+        const petId = filter.pet_id ? (await requirePet(filter.pet_id)).id : undefined;
         const horizon = on + filter.within_days * DAY_MS;
-        const due = [...latest.values()]
-          .filter((row) => row.due_on !== null && row.due_on <= horizon && (filter.include_overdue || row.due_on >= on))
+        // Doses due in the window that no later dose of the same vaccine (vaccine_key) for the same
+        // pet replaces, found in SQL: a household records doses for years, and most are replaced.
+        const dueQuery = () => {
+          const query = scope.from(VACCINATIONS).join(PETS, `${PETS}.id`, `${VACCINATIONS}.pet_id`)
+            .whereNotNull(`${VACCINATIONS}.due_on`).where(`${VACCINATIONS}.due_on`, '<=', horizon)
+            .whereNotExists((later) => later.select(1).from(`${VACCINATIONS} as later`)
+              .whereRaw(`later.tenant_id = ${VACCINATIONS}.tenant_id and later.pet_id = ${VACCINATIONS}.pet_id and later.vaccine_key = ${VACCINATIONS}.vaccine_key`)
+              .where((after) => after.whereRaw(`later.administered_on > ${VACCINATIONS}.administered_on`)
+                .orWhereRaw(`later.administered_on = ${VACCINATIONS}.administered_on and later.created_at > ${VACCINATIONS}.created_at`)
+                .orWhereRaw(`later.administered_on = ${VACCINATIONS}.administered_on and later.created_at = ${VACCINATIONS}.created_at and later.id > ${VACCINATIONS}.id`)));
+          if (!filter.include_overdue) query.where(`${VACCINATIONS}.due_on`, '>=', on);
+          if (petId) query.where(`${VACCINATIONS}.pet_id`, petId);
+          return query;
+        };
+        const rows = (await dueQuery().select(`${VACCINATIONS}.*`, `${PETS}.name as pet_name`, `${PETS}.species as species`)
+          .orderBy([{ column: `${VACCINATIONS}.due_on`, order: 'asc' }, { column: `${VACCINATIONS}.id`, order: 'asc' }])
+          .limit(DUE_SHOWN + 1)) as Array<DbVaccinationRow & { pet_name: string; species: Species }>;
+        const truncated = rows.length > DUE_SHOWN;
+        const counted = truncated ? (await dueQuery().count({ n: '*' }).first()) as { n: number | string } | undefined : undefined;
+        const due = rows.slice(0, DUE_SHOWN)
           .sort((a, b) => a.due_on! - b.due_on! || a.pet_name.localeCompare(b.pet_name))
           .map((row) => {
             const days = Math.round((row.due_on! - on) / DAY_MS);
@@ -262,7 +280,7 @@ export function pawvaultRepository(scope: TenantScope) {
               last_given_on: msToDate(row.administered_on), due_on: msToDate(row.due_on), days_until_due: days, status: days < 0 ? 'overdue' as const : 'due_soon' as const,
             };
           });
-        return { as_of: msToDate(on), within_days: filter.within_days, due };
+        return { as_of: msToDate(on), within_days: filter.within_days, due, due_total: truncated ? Number(counted?.n ?? 0) : due.length, due_truncated: truncated };
       },
     },
   };

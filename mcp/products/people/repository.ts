@@ -57,6 +57,9 @@ const PROFILES = 'people_profiles';
 const EVENTS = 'people_lifecycle_events';
 const TASKS = 'people_onboarding_tasks';
 
+/** How many of a person's lifecycle events (the newest) their history shows. */
+export const HISTORY_SHOWN = 500;
+
 /** The checklist a new hire gets unless the caller brings its own; days are relative to the start date. */
 export const DEFAULT_CHECKLIST: ReadonlyArray<{ title: string; owner: TaskOwner; due_in_days: number }> = [
   { title: 'Sign the employment contract', owner: 'hr', due_in_days: -7 },
@@ -281,12 +284,19 @@ export function peopleRepository(scope: TenantScope) {
         return { ...(await detail(await reload(row.id))), tasks_cancelled: cancelled, reports_reassigned_to: row.manager_id, reports_reassigned: reports.map((r) => r.id) };
       },
 
+      /** The newest HISTORY_SHOWN events, oldest first: every profile change adds one, so a history has no natural end. */
       async history(rawId: string) {
         const row = await requirePerson(rawId);
-        const events = (await scope.from<DbLifecycleEventRow>(EVENTS).where(`${EVENTS}.person_id`, row.id).orderBy('sequence', 'asc')) as DbLifecycleEventRow[];
+        const newest = (await scope.from<DbLifecycleEventRow>(EVENTS).where(`${EVENTS}.person_id`, row.id)
+          .orderBy('sequence', 'desc').limit(HISTORY_SHOWN + 1)) as DbLifecycleEventRow[];
+        const truncated = newest.length > HISTORY_SHOWN;
+        const events = newest.slice(0, HISTORY_SHOWN).reverse();
+        const counted = truncated ? (await scope.from(EVENTS).where(`${EVENTS}.person_id`, row.id).count({ n: '*' }).first()) as { n: number | string } | undefined : undefined;
         return {
           person: { id: row.id, full_name: row.full_name, status: row.status },
           events: events.map((e) => ({ sequence: e.sequence, kind: e.kind, at: iso(e.at), by: e.actor_user_id, detail: e.detail ? JSON.parse(e.detail) : {} })),
+          events_total: truncated ? Number(counted?.n ?? 0) : events.length,
+          events_truncated: truncated,
         };
       },
     },

@@ -7,7 +7,7 @@ import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
 import { translate } from '../../../db/errors.js';
 import { iso, pageOf, type NewRow, type Page } from '../common.js';
-import { simulateRecovery, type RecoverySimulation, type ScheduleSegment } from './simulate.js';
+import { retentionCutoff, simulateRecovery, type RecoverySimulation, type ScheduleSegment } from './simulate.js';
 
 export const TARGET_KINDS = ['database', 'file_share', 'object_bucket', 'virtual_machine', 'saas_workspace'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
@@ -48,10 +48,21 @@ export function policySummaryView(row: DbPolicyRow) {
   };
 }
 
-export function policyView(row: DbPolicyRow, segments: DbSegmentRow[]) {
+/** How many schedule segments (the newest) a policy shows. */
+export const SCHEDULE_SHOWN = 100;
+
+export interface Schedule {
+  segments: DbSegmentRow[];
+  total: number;
+  truncated: boolean;
+}
+
+export function policyView(row: DbPolicyRow, schedule: Schedule) {
   return {
     ...policySummaryView(row),
-    schedule: segments.map((s) => ({ starts_at: iso(s.starts_at), ends_at: iso(s.ends_at), rpo_minutes: Number(s.rpo_minutes) })),
+    schedule: schedule.segments.map((s) => ({ starts_at: iso(s.starts_at), ends_at: iso(s.ends_at), rpo_minutes: Number(s.rpo_minutes) })),
+    schedule_total: schedule.total,
+    schedule_truncated: schedule.truncated,
   };
 }
 
@@ -68,18 +79,62 @@ export interface PolicyInput {
 
 export type PolicyPatch = Partial<Pick<PolicyInput, 'name' | 'target_name' | 'retention_days' | 'rpo_minutes'>> & { status?: PolicyStatus };
 
+const SEGMENTS = 'reclaim_schedule_segments';
+
+function segmentOf(row: DbSegmentRow): DbSegmentRow {
+  return { ...row, starts_at: Number(row.starts_at), ends_at: row.ends_at === null ? null : Number(row.ends_at), rpo_minutes: Number(row.rpo_minutes) };
+}
+
+/**
+ * The snapshots a policy's segments took at or before `t` (ms), summed in SQL: every pause, resume
+ * and RPO change adds a segment, so a policy may have any number of them. Per segment it is
+ * simulate.ts lastAtOrBefore's arithmetic, floor((min(t, ends_at - 1) - starts_at) / period) + 1;
+ * the casts keep SQLite's division an integer one (it binds a JavaScript number as a real).
+ */
+const LAST_AT_OR_BEFORE = 'case when ends_at is null or ends_at - 1 > cast(? as bigint) then cast(? as bigint) else ends_at - 1 end';
+const SNAPSHOTS_AT_OR_BEFORE =
+  `coalesce(sum(case when ${LAST_AT_OR_BEFORE} >= starts_at then (${LAST_AT_OR_BEFORE} - starts_at) / (cast(rpo_minutes as bigint) * 60000) + 1 else 0 end), 0)`;
+
 export function reclaimRepository(scope: TenantScope) {
-  async function segmentsOf(policyId: string): Promise<DbSegmentRow[]> {
-    const rows = await scope.from<DbSegmentRow>('reclaim_schedule_segments').where('policy_id', policyId).orderBy('starts_at');
-    return rows.map((s) => ({ ...s, starts_at: Number(s.starts_at), ends_at: s.ends_at === null ? null : Number(s.ends_at), rpo_minutes: Number(s.rpo_minutes) }));
+  /** The newest SCHEDULE_SHOWN segments, oldest first, with how many there are. */
+  async function scheduleOf(policyId: string): Promise<Schedule> {
+    const rows = (await scope.from<DbSegmentRow>(SEGMENTS).where('policy_id', policyId)
+      .orderBy([{ column: 'starts_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(SCHEDULE_SHOWN + 1)) as DbSegmentRow[];
+    const truncated = rows.length > SCHEDULE_SHOWN;
+    const segments = rows.slice(0, SCHEDULE_SHOWN).reverse().map(segmentOf);
+    if (!truncated) return { segments, total: segments.length, truncated };
+    const counted = (await scope.from(SEGMENTS).where('policy_id', policyId).count({ n: '*' }).first()) as { n: number | string } | undefined;
+    return { segments, total: Number(counted?.n ?? 0), truncated };
+  }
+
+  async function snapshotsAtOrBefore(policyId: string, t: number): Promise<number> {
+    const row = (await scope.from(SEGMENTS).where('policy_id', policyId).where('starts_at', '<=', t)
+      .first(scope.db.raw(`${SNAPSHOTS_AT_OR_BEFORE} as n`, [t, t, t, t]))) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * The segments that hold what a simulation names: the last one starting at or before
+   * `pointInTime` (the recovery point) and at or before `asOf` (the latest snapshot), since
+   * segments follow one another and a later one's snapshots are all later; and the first two still
+   * running at `cutoff` (the earliest retained snapshot: one starting after the cutoff takes one as
+   * it starts). Empty segments (closed as they opened) took no snapshot and are skipped.
+   */
+  async function segmentsForSimulation(policyId: string, pointInTime: number, asOf: number, cutoff: number): Promise<DbSegmentRow[]> {
+    const taking = () => scope.from<DbSegmentRow>(SEGMENTS).where('policy_id', policyId).where((q) => q.whereNull('ends_at').orWhereRaw('ends_at > starts_at'));
+    const lastFrom = (t: number) => taking().where('starts_at', '<=', t).orderBy([{ column: 'starts_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first() as Promise<DbSegmentRow | undefined>;
+    const running = (await taking().where('starts_at', '<=', asOf).where((q) => q.whereNull('ends_at').orWhere('ends_at', '>', cutoff))
+      .orderBy([{ column: 'starts_at', order: 'asc' }, { column: 'id', order: 'asc' }]).limit(2)) as DbSegmentRow[];
+    const rows = [await lastFrom(Math.min(pointInTime, asOf)), await lastFrom(asOf), ...running].filter((row): row is DbSegmentRow => row !== undefined);
+    return [...new Map(rows.map((row) => [row.id, segmentOf(row)])).values()];
   }
 
   async function openSegment(policyId: string, startsAt: number, rpoMinutes: number): Promise<void> {
-    await scope.insert<NewRow<DbSegmentRow>>('reclaim_schedule_segments', { policy_id: policyId, starts_at: startsAt, ends_at: null, rpo_minutes: rpoMinutes });
+    await scope.insert<NewRow<DbSegmentRow>>(SEGMENTS, { policy_id: policyId, starts_at: startsAt, ends_at: null, rpo_minutes: rpoMinutes });
   }
 
   async function closeSegment(policyId: string, at: number): Promise<void> {
-    await scope.from('reclaim_schedule_segments').where('policy_id', policyId).whereNull('ends_at').update({ ends_at: at });
+    await scope.from(SEGMENTS).where('policy_id', policyId).whereNull('ends_at').update({ ends_at: at });
   }
 
   const conflictName = (name: string) => ({ conflict: `a recovery policy named "${name}" already exists` });
@@ -95,7 +150,7 @@ export function reclaimRepository(scope: TenantScope) {
 
     async get(rawId: string): Promise<PolicyView> {
       const row = await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy');
-      return policyView(row, await segmentsOf(row.id));
+      return policyView(row, await scheduleOf(row.id));
     },
 
     /** Protection starts at `startsAt` (default now): the first snapshot is taken then. */
@@ -109,7 +164,7 @@ export function reclaimRepository(scope: TenantScope) {
         conflictName(input.name),
       )) as DbPolicyRow;
       await openSegment(row.id, startsAt, input.rpo_minutes);
-      return policyView(row, await segmentsOf(row.id));
+      return policyView(row, await scheduleOf(row.id));
     },
 
     /**
@@ -123,7 +178,7 @@ export function reclaimRepository(scope: TenantScope) {
       const at = when ?? Date.now();
       const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbPolicyRow])) as PolicyPatch;
       const changed = Object.keys(changes);
-      if (!changed.length) return { ...policyView(row, await segmentsOf(row.id)), changed };
+      if (!changed.length) return { ...policyView(row, await scheduleOf(row.id)), changed };
       const next: DbPolicyRow = { ...row, ...changes, updated_at: at };
       await translate(() => scope.update('reclaim_policies', row.id, { ...changes, updated_at: at }), conflictName(next.name));
       const scheduleChanged = changes.status !== undefined || (changes.rpo_minutes !== undefined && next.status === 'active');
@@ -131,13 +186,13 @@ export function reclaimRepository(scope: TenantScope) {
         if (row.status === 'active') await closeSegment(row.id, at);
         if (next.status === 'active') await openSegment(row.id, at, next.rpo_minutes);
       }
-      return { ...policyView(next, await segmentsOf(row.id)), changed };
+      return { ...policyView(next, await scheduleOf(row.id)), changed };
     },
 
     async delete(rawId: string) {
       // The policy first, then its segments: the order update takes them in (the reverse deadlocks).
       const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
-      const segments = await scope.from('reclaim_schedule_segments').where('policy_id', row.id).delete();
+      const segments = await scope.from(SEGMENTS).where('policy_id', row.id).delete();
       await scope.delete('reclaim_policies', row.id);
       return { deleted: true, id: row.id, name: row.name, target: `${row.target_kind} ${row.target_name}`, schedule_segments_deleted: segments };
     },
@@ -145,7 +200,13 @@ export function reclaimRepository(scope: TenantScope) {
     async simulate(rawId: string, pointInTime: number, asOf: number): Promise<{ policy: ReturnType<typeof policySummaryView>; would_recover: string } & RecoverySimulation> {
       const row = await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy');
       if (!Number.isFinite(pointInTime)) throw new AppError('invalid_arguments', 'point_in_time: not a date-time', { details: { field: 'point_in_time' } });
-      const simulation = simulateRecovery({ segments: await segmentsOf(row.id), retentionDays: Number(row.retention_days), pointInTime, asOf });
+      const retentionDays = Number(row.retention_days);
+      const cutoff = retentionCutoff(asOf, retentionDays);
+      const simulation = simulateRecovery({
+        segments: await segmentsForSimulation(row.id, pointInTime, asOf, cutoff),
+        snapshots: { beforeCutoff: await snapshotsAtOrBefore(row.id, cutoff - 1), byAsOf: await snapshotsAtOrBefore(row.id, asOf) },
+        retentionDays, pointInTime, asOf,
+      });
       const target = `${row.target_kind.replace('_', ' ')} "${row.target_name}"`;
       const would_recover = {
         recoverable: `${target} as it was at ${simulation.recovery_point}, losing ${simulation.data_loss_minutes} minutes of changes before ${simulation.point_in_time}`,

@@ -2,7 +2,9 @@
  * Recovery simulation: which snapshot a policy would restore for a point in time, derived only from
  * the policy's schedule history and retention. Pure arithmetic (no snapshot is enumerated), so a
  * ten-year retention at a five-minute RPO costs the same as a day, and the same inputs always give
- * the same answer.
+ * the same answer. A policy may have any number of segments: the caller passes only those that
+ * hold the snapshots the answer names, and counts the snapshots in SQL with lastAtOrBefore's
+ * arithmetic (reclaim/repository.ts).
  */
 import { DAY_MS, iso } from '../common.js';
 
@@ -36,12 +38,9 @@ function firstAtOrAfter(segment: ScheduleSegment, t: number, asOf: number): numb
   return at <= segmentEnd(segment, asOf) ? at : undefined;
 }
 
-/** Snapshots of a segment taken within [lo, hi]. */
-function countBetween(segment: ScheduleSegment, lo: number, hi: number, asOf: number): number {
-  const first = firstAtOrAfter(segment, lo, asOf);
-  const last = lastAtOrBefore(segment, hi, asOf);
-  if (first === undefined || last === undefined || last < first) return 0;
-  return (last - first) / (segment.rpo_minutes * MINUTE_MS) + 1;
+/** The start of the retention window at `asOf`: snapshots taken before it have expired. */
+export function retentionCutoff(asOf: number, retentionDays: number): number {
+  return asOf - retentionDays * DAY_MS;
 }
 
 export interface RecoverySimulation {
@@ -68,18 +67,27 @@ export interface RecoverySimulation {
   };
 }
 
-export function simulateRecovery(input: { segments: readonly ScheduleSegment[]; retentionDays: number; pointInTime: number; asOf: number }): RecoverySimulation {
+/**
+ * `segments`: at least those holding the recovery point, the latest snapshot and the earliest one
+ * retained (more change nothing); `snapshots`: how many the whole schedule took at or before
+ * `cutoff - 1` and at or before `asOf`.
+ */
+export function simulateRecovery(input: {
+  segments: readonly ScheduleSegment[];
+  snapshots: { beforeCutoff: number; byAsOf: number };
+  retentionDays: number;
+  pointInTime: number;
+  asOf: number;
+}): RecoverySimulation {
   const { segments, retentionDays, pointInTime, asOf } = input;
-  const cutoff = asOf - retentionDays * DAY_MS;
+  const cutoff = retentionCutoff(asOf, retentionDays);
 
-  let retained = 0;
-  let expired = 0;
+  const retained = input.snapshots.byAsOf - input.snapshots.beforeCutoff;
+  const expired = input.snapshots.beforeCutoff;
   let earliest: number | undefined;
   let latest: number | undefined;
   let best: { at: number; segment: ScheduleSegment } | undefined;
   for (const segment of segments) {
-    retained += countBetween(segment, cutoff, asOf, asOf);
-    expired += countBetween(segment, Number.NEGATIVE_INFINITY, cutoff - 1, asOf);
     const first = firstAtOrAfter(segment, cutoff, asOf);
     if (first !== undefined && (earliest === undefined || first < earliest)) earliest = first;
     const last = lastAtOrBefore(segment, asOf, asOf);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import type { PawvaultRepository } from '../repository.js';
+import { DUE_SHOWN, type PawvaultRepository } from '../repository.js';
 
 export default defineTool({
   name: 'pawvault.list_due_vaccinations',
@@ -8,7 +8,8 @@ export default defineTool({
   description:
     "Lists the household's vaccinations whose next dose is due within within_days days from today (UTC date), and those already overdue unless include_overdue is false, soonest first. " +
     'Only the latest dose of each vaccine per pet counts, so a booster already given clears the earlier due date. ' +
-    'Each entry has pet_id, pet_name, vaccine, last_given_on, due_on, days_until_due (negative when overdue) and status (overdue or due_soon). Read-only; sends no reminders.',
+    'Each entry has pet_id, pet_name, vaccine, last_given_on, due_on, days_until_due (negative when overdue) and status (overdue or due_soon). ' +
+    `At most the ${DUE_SHOWN} due soonest are listed: due_total counts all of them and due_truncated is true when some are left out. Read-only; sends no reminders.`,
   scope: 'pawvault.health.read',
   destructive: false,
   input: {
