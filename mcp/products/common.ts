@@ -86,9 +86,27 @@ export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+/**
+ * SQL folding `expression` (a `??` or `?` placeholder) for a case-insensitive comparison. Both
+ * sides of a comparison are folded by the database, never one of them by JavaScript: PostgreSQL's
+ * lower() is not JavaScript's ('İ' is 'i' there and 'i' + U+0307 here, 'ΟΔΟΣ' ends in 'σ' there
+ * and 'ς' here), so the exact spelling missed itself. The two places where lower()
+ * implementations differ, final sigma and the dot of 'İ', are then made one, so a lower-case
+ * spelling finds the same records on SQLite (JavaScript's lower(), db/sqlite_client.ts) and
+ * PostgreSQL (libc's or ICU's).
+ */
+function foldedSql(expression: string): string {
+  return `replace(replace(lower(${expression}), '\u03c2', '\u03c3'), 'i\u0307', 'i')`;
+}
+
 /** Case-insensitive "column contains text": the same SQL on SQLite and PostgreSQL. */
 export function whereContains(query: Knex.QueryBuilder, column: string, text: string): Knex.QueryBuilder {
-  return query.whereRaw(`lower(??) like ? escape '\\'`, [column, `%${escapeLike(text.toLowerCase())}%`]);
+  return query.whereRaw(`${foldedSql('??')} like ${foldedSql('?')} escape '\\'`, [column, `%${escapeLike(text)}%`]);
+}
+
+/** Case-insensitive "column equals text", folded as whereContains folds. */
+export function whereEqualsFolded(query: Knex.QueryBuilder, column: string, text: string): Knex.QueryBuilder {
+  return query.whereRaw(`${foldedSql('??')} = ${foldedSql('?')}`, [column, text]);
 }
 
 // ---------------------------------------------------------------- money

@@ -140,3 +140,43 @@ mcpTest('cavalier.list_deals customer filter is case-insensitive for non-ASCII c
     await close();
   }
 });
+
+// Names whose capitals PostgreSQL's lower() folds otherwise than JavaScript's ('İ' to 'i' rather
+// than 'i' + U+0307, a final 'Σ' to 'σ' rather than 'ς'): found by the exact spelling, by a
+// lower-case one (either fold's, or typed plainly) and by the first word, on both databases.
+const FOLDED_NAMES = ['İSTANBUL TEKSTİL', 'ΟΔΟΣ ΑΕ'];
+const spellings = (name: string) => [name, name.toLowerCase(), name === 'İSTANBUL TEKSTİL' ? 'istanbul tekstil' : 'οδοσ αε', name.split(' ')[0]];
+
+mcpTest('case-insensitive filters find Turkish and Greek names by their exact, lower-case and partial spellings (cavalier, harvest, people)', async (t, server) => {
+  const session = async (product: string, scopes: string[]) => connect(server, { product, tenant: 'acme', scopes });
+  const cavalier = await session('cavalier', ['cavalier.deals.read', 'cavalier.deals.write', 'cavalier.quotes.read', 'cavalier.quotes.write']);
+  const harvest = await session('harvest', ['harvest.lots.read', 'harvest.lots.write', 'harvest.intel.read', 'harvest.intel.write']);
+  const people = await session('people', ['people.profiles.read', 'people.profiles.write']);
+  const call = async (client: typeof cavalier.client, name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    t.falsy(result.isError, `${name}: ${JSON.stringify(result.structuredContent)}`);
+    return result.structuredContent as any;
+  };
+  try {
+    for (const [index, name] of FOLDED_NAMES.entries()) {
+      await call(cavalier.client, 'cavalier.create_deal', { title: 'Fabric', customer: name, currency: 'EUR', value_minor: 100 });
+      await call(cavalier.client, 'cavalier.create_quote', { customer: name, currency: 'EUR', line_items: [{ description: 'Fabric', quantity: 1, unit_price_minor: 100 }] });
+      await call(harvest.client, 'harvest.create_lot', { item: name, condition: 'good', quantity: 1, currency: 'EUR', estimated_value_minor: 100 });
+      await call(harvest.client, 'harvest.create_report', { subject: 'Port traffic', source: name, summary: 'Seen at the port.' });
+      await call(people.client, 'people.create_person', { full_name: name, email: `folded${index}@acme.example`, department: name });
+      for (const spelling of spellings(name)) {
+        const label = `${JSON.stringify(spelling)} finds ${JSON.stringify(name)}`;
+        t.is((await call(cavalier.client, 'cavalier.list_deals', { customer: spelling })).deals.length, 1, `list_deals: ${label}`);
+        t.is((await call(cavalier.client, 'cavalier.list_quotes', { customer: spelling })).quotes.length, 1, `list_quotes: ${label}`);
+        t.is((await call(harvest.client, 'harvest.list_lots', { item: spelling })).lots.length, 1, `list_lots: ${label}`);
+        t.is((await call(harvest.client, 'harvest.list_reports', { source: spelling })).reports.length, 1, `list_reports: ${label}`);
+        t.is((await call(people.client, 'people.list_people', { query: spelling })).people.length, 1, `list_people query: ${label}`);
+      }
+      for (const spelling of spellings(name).slice(0, 3)) {
+        t.is((await call(people.client, 'people.list_people', { department: spelling })).people.length, 1, `list_people department: ${JSON.stringify(spelling)}`);
+      }
+    }
+  } finally {
+    await Promise.all([cavalier.close(), harvest.close(), people.close()]);
+  }
+});

@@ -6,7 +6,7 @@
 import { AppError } from '../../../shared/errors.js';
 import { translate } from '../../../db/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, iso, msToDate, pageOf, whereContains, type NewRow, type Page } from '../common.js';
+import { DAY_MS, iso, msToDate, pageOf, whereContains, whereEqualsFolded, type NewRow, type Page } from '../common.js';
 
 export const PERSON_STATUSES = ['pre_hire', 'onboarding', 'active', 'offboarded'] as const;
 export const TASK_OWNERS = ['hr', 'it', 'manager', 'person'] as const;
@@ -158,7 +158,7 @@ export function peopleRepository(scope: TenantScope) {
       async list(filter: { status?: PersonStatus; department?: string; manager_id?: string; query?: string; limit?: number; cursor?: string }): Promise<Page<ProfileView>> {
         const query = scope.from(PROFILES);
         if (filter.status) query.where(`${PROFILES}.status`, filter.status);
-        if (filter.department) query.whereRaw('lower(??) = ?', [`${PROFILES}.department`, filter.department.toLowerCase()]);
+        if (filter.department) whereEqualsFolded(query, `${PROFILES}.department`, filter.department);
         if (filter.manager_id) query.where(`${PROFILES}.manager_id`, (await scope.require<DbProfileRow>(PROFILES, filter.manager_id, 'manager')).id);
         if (filter.query) {
           const text = filter.query;
