@@ -123,6 +123,41 @@ mcpTest('people: planning an onboarding shows the profile, so it needs the profi
   t.is((await plan(['people.profiles.read'])).status, 200);
 });
 
+mcpTest('people: the lifecycle tools show the profile of the person they move only to grants that may read profiles', async (t, server) => {
+  const manager = await server.db('people_profiles').where({ tenant_id: server.tenants.acme.id, status: 'active' }).first('id', 'full_name');
+  const profiles = await caller(server, 'people', ['people.profiles.write']);
+  const hire = async (index: number) => (await profiles('people.create_person', {
+    full_name: `Reach Hire ${index}`, email: `reach.hire.${index}@acme.example`, job_title: 'Night Auditor', department: 'Finance',
+    location: 'Lisbon', manager_id: manager.id, start_date: day(10),
+  })).result.structuredContent.id as string;
+  const hidden = ['full_name', 'email', 'job_title', 'department', 'location', 'manager_id', 'manager', 'direct_reports'];
+  for (const [scopes, mayRead] of [[['people.lifecycle.write'], false], [['people.lifecycle.write', 'people.profiles.read'], true]] as const) {
+    const person = await hire(mayRead ? 2 : 1);
+    const call = await caller(server, 'people', [...scopes]);
+    const started = (await call('people.start_onboarding', { person_id: person })).result?.structuredContent;
+    const completed = (await call('people.complete_onboarding_task', { task_id: started.onboarding_tasks[0].id })).result?.structuredContent;
+    const offboarding = { person_id: person, last_day: day(20), reason: 'Offer withdrawn' };
+    t.is((await call('people.offboard_person', offboarding)).result?.structuredContent.code, 'confirmation_required');
+    const offboarded = (await call('people.offboard_person', { ...offboarding, confirmed: true })).result?.structuredContent;
+    for (const [name, view] of [['start_onboarding', started], ['complete_onboarding_task', completed], ['offboard_person', offboarded]] as const) {
+      const label = `${name} with ${scopes.join(' ')}`;
+      t.is(view.id, person, label);
+      t.true(Array.isArray(view.onboarding_tasks) && view.onboarding_tasks.length === 6, label);
+      if (mayRead) {
+        t.like(view, { email: `reach.hire.2@acme.example`, job_title: 'Night Auditor', department: 'Finance', location: 'Lisbon' }, label);
+        t.is(view.manager.full_name, manager.full_name, label);
+        t.is(view.profile_omitted, undefined, label);
+      } else {
+        for (const part of hidden) t.false(part in view, `${label}: ${part}`);
+        t.false(JSON.stringify(view).includes('Night Auditor') || JSON.stringify(view).includes('reach.hire.1@'), label);
+        t.is(view.profile_omitted, 'reading the profile needs the scope people.profiles.read', label);
+      }
+    }
+    t.like(started, { status: 'onboarding', start_date: day(10) });
+    t.like(offboarded, { status: 'offboarded', end_date: day(20), tasks_cancelled: 5 });
+  }
+});
+
 // ---- business rules found by this session's product review -------------------------------------
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

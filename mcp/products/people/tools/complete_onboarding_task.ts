@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
+import { personAsGranted } from '../granted.js';
 import type { PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -7,12 +8,13 @@ export default defineTool({
   title: 'Complete an onboarding task',
   description:
     "Marks one open task of a person's onboarding checklist as done, recording who and when. When it was the last open task, the person's status becomes active " +
-    "and onboarding_completed is recorded. Returns the person's profile with the checklist. Refuses (conflict) a task that is already done or cancelled.",
+    "and onboarding_completed is recorded. Returns the person's status, dates and checklist, with their profile only for connections that may read profiles " +
+    '(people.profiles.read). Refuses (conflict) a task that is already done or cancelled.',
   scope: 'people.lifecycle.write',
   destructive: false,
   input: { task_id: z.string().min(1).max(200).describe('Id of the onboarding task (from people.get_person).') },
-  handler: async ({ task_id }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
-    const record = await repos.lifecycle.completeTask(task_id, user.id);
-    return { ...record, uri: resourceUri('profiles', record.id) };
+  handler: async ({ task_id }, context: ToolContext<PeopleRepository>) => {
+    const record = await context.repos.lifecycle.completeTask(task_id, context.user.id);
+    return { ...personAsGranted(context, record), uri: context.resourceUri('profiles', record.id) };
   },
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { dateArg, dateToMs, textArg } from '../../common.js';
+import { personAsGranted } from '../granted.js';
 import type { PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -8,7 +9,8 @@ export default defineTool({
   title: 'Offboard a person',
   description:
     "Offboards a person: status becomes offboarded with last_day as end date, open onboarding tasks are cancelled, and their direct reports move to the person's own manager. " +
-    'Records an offboarded event (with the reason) in their history and returns the closed profile with what was changed. ' +
+    'Records an offboarded event (with the reason) in their history and returns the person\'s status, dates and checklist with what was changed, ' +
+    'and their profile only for connections that may read profiles (people.profiles.read). ' +
     'There is no tool to undo it: an offboarded profile can no longer be edited. It does not delete the profile or its history, and disables no account outside Portico.',
   scope: 'people.lifecycle.write',
   destructive: true,
@@ -18,8 +20,8 @@ export default defineTool({
     last_day: dateArg.describe('Last working day, YYYY-MM-DD.'),
     reason: textArg(500).describe('Why they leave (resignation, end of contract, ...).'),
   },
-  handler: async ({ person_id, last_day, reason }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
-    const record = await repos.lifecycle.offboard(person_id, { last_day: dateToMs(last_day)!, reason }, user.id);
-    return { ...record, uri: resourceUri('profiles', record.id) };
+  handler: async ({ person_id, last_day, reason }, context: ToolContext<PeopleRepository>) => {
+    const record = await context.repos.lifecycle.offboard(person_id, { last_day: dateToMs(last_day)!, reason }, context.user.id);
+    return { ...personAsGranted(context, record), uri: context.resourceUri('profiles', record.id) };
   },
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { dateArg, dateToMs, textArg } from '../../common.js';
+import { personAsGranted } from '../granted.js';
 import { DEFAULT_CHECKLIST, TASK_OWNERS, type PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -9,7 +10,8 @@ export default defineTool({
   description:
     'Starts onboarding for a person in pre_hire: their status becomes onboarding, the start date is set, and an onboarding checklist is created with due dates relative to the start date ' +
     `(by default ${DEFAULT_CHECKLIST.length} tasks: contract, accounts, equipment, welcome meeting, security training, 30-day check-in; or the tasks given). ` +
-    'When every task is completed (people.complete_onboarding_task) the person becomes active. Records onboarding_started in their history and returns the profile with its checklist. ' +
+    'When every task is completed (people.complete_onboarding_task) the person becomes active. Records onboarding_started in their history and returns the person\'s status, dates and checklist, ' +
+    'with their profile only for connections that may read profiles (people.profiles.read). ' +
     'Refuses (conflict) anyone not in pre_hire. Creates no accounts and sends nothing.',
   scope: 'people.lifecycle.write',
   destructive: false,
@@ -27,8 +29,8 @@ export default defineTool({
       .optional()
       .describe('A checklist instead of the default one.'),
   },
-  handler: async ({ person_id, start_date, tasks }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
-    const record = await repos.lifecycle.startOnboarding(person_id, { start_date: start_date === undefined ? undefined : dateToMs(start_date), tasks }, user.id);
-    return { ...record, uri: resourceUri('profiles', record.id) };
+  handler: async ({ person_id, start_date, tasks }, context: ToolContext<PeopleRepository>) => {
+    const record = await context.repos.lifecycle.startOnboarding(person_id, { start_date: start_date === undefined ? undefined : dateToMs(start_date), tasks }, context.user.id);
+    return { ...personAsGranted(context, record), uri: context.resourceUri('profiles', record.id) };
   },
 });
