@@ -30,6 +30,7 @@ import * as instances from './migrations/20261124_0021_instances.js';
 import * as harvestSearchText from './migrations/20261124_0022_harvest_search_text.js';
 import * as refreshAnswers from './migrations/20261125_0023_refresh_answers.js';
 import * as pawvaultVaccineKey from './migrations/20261126_0024_pawvault_vaccine_key.js';
+import * as reclaimRetentionSegments from './migrations/20261126_0025_reclaim_retention_segments.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -61,6 +62,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261124_0022_harvest_search_text', harvestSearchText],
   ['20261125_0023_refresh_answers', refreshAnswers],
   ['20261126_0024_pawvault_vaccine_key', pawvaultVaccineKey],
+  ['20261126_0025_reclaim_retention_segments', reclaimRetentionSegments],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -26,3 +26,21 @@ testOnEachDatabase('0024 stores each dose\'s vaccine_key, the name as pawvault c
   const keys = (await db('pawvault_vaccinations').where({ pet_id: petId }).orderBy('vaccine_key')).map((row: { vaccine_key: string }) => row.vaccine_key);
   t.deepEqual(keys, ['kennel cough', 'rabies']);
 });
+
+testOnEachDatabase('0025 gives each existing recovery policy its retention, in force from its first snapshot', async (t, { db }) => {
+  const step = migration('20261126_0025_reclaim_retention_segments');
+  await step.down(db);
+  const tenantId = await tenant(db);
+  const policyId = randomUUID();
+  await db('reclaim_policies').insert({
+    id: policyId, tenant_id: tenantId, name: 'Orders', target_kind: 'database', target_name: 'orders-db', retention_days: 14, rpo_minutes: 60,
+    status: 'active', created_by: null, created_at: 5_000, updated_at: 5_000,
+  });
+  const segment = (starts_at: number, ends_at: number | null) => ({ id: randomUUID(), tenant_id: tenantId, policy_id: policyId, starts_at, ends_at, rpo_minutes: 60 });
+  await db('reclaim_schedule_segments').insert([segment(3_000, 4_000), segment(1_000, 2_000), segment(4_000, null)]);
+  await step.up(db);
+  const rows = await db('reclaim_retention_segments').where({ policy_id: policyId });
+  t.is(rows.length, 1);
+  t.like(rows[0], { tenant_id: tenantId, ends_at: null, retention_days: 14 });
+  t.is(Number(rows[0].starts_at), 1_000);
+});

@@ -156,6 +156,7 @@ mcpTest('reclaim: a policy with 300 schedule segments shows the newest 100, and 
     cursor += length + (i % 5 === 0 ? 45 * MIN : 0);
   }
   await insertInBatches(server, 'reclaim_schedule_segments', segments.map((s) => ({ id: randomUUID(), tenant_id: tenant, policy_id: created.id, ...s })));
+  await server.db('reclaim_retention_segments').where({ policy_id: created.id }).update({ starts_at: segments[0].starts_at });
 
   const read = await tool(t, server, 'reclaim', ['reclaim.policies.read'], 'reclaim.get_policy', { policy_id: created.id });
   t.is(read.schedule.length, SCHEDULE_SHOWN);

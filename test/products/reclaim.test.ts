@@ -115,6 +115,41 @@ each('simulations use the schedule in force at the time: RPO changes and pauses 
   t.like(duringPause, { outcome: 'recoverable', recovery_point: at(pausedAt - DAY), data_loss_minutes: 6 * 24 * 60, rpo_met: false });
 });
 
+each('a retention cut expires snapshots for good: raising the retention again does not bring them back', async (t, env) => {
+  const orders = (await env.ok(t, 'acme', READ, 'reclaim.list_policies', {})).policies.find((p: any) => p.name === 'Orders database');
+  const point = Date.now() - 20 * DAY;
+  const simulate = (pointInTime: number, asOf?: number) => env.ok(t, 'acme', READ, 'reclaim.simulate_recovery', {
+    policy_id: orders.id, point_in_time: at(pointInTime), ...(asOf === undefined ? {} : { as_of: at(asOf) }),
+  });
+  const before = await simulate(point);
+  t.like(before, { outcome: 'recoverable', retention: { retention_days: 35 } });
+
+  const cut = await env.ok(t, 'acme', ALL, 'reclaim.update_policy', { policy_id: orders.id, retention_days: 1 });
+  const cutAt = Date.parse(cut.updated_at);
+  t.like(await simulate(point), { outcome: 'out_of_retention', expired_recovery_point: before.recovery_point, expires_at: at(cutAt) });
+
+  const raised = await env.ok(t, 'acme', ALL, 'reclaim.update_policy', { policy_id: orders.id, retention_days: 35 });
+  const raisedAt = Date.parse(raised.updated_at);
+  const after = await simulate(point);
+  t.like(after, { outcome: 'out_of_retention', expired_recovery_point: before.recovery_point, expires_at: at(cutAt) });
+  // The window starts where the one-day retention left it when it ended.
+  t.like(after.retention, { retention_days: 35, window_start: at(raisedAt - 1 - DAY) });
+  const earliest = Date.parse(after.retention.earliest_recoverable_point) - (raisedAt - 1 - DAY);
+  t.true(earliest >= 0 && earliest < 15 * MIN, 'the earliest recoverable point is the first snapshot in that window');
+
+  // A snapshot the cut kept is kept for the raised retention now.
+  const recent = await simulate(Date.now() - 2 * HOUR);
+  t.is(recent.outcome, 'recoverable');
+  t.is(recent.expires_at, at(Date.parse(recent.recovery_point) + 35 * DAY));
+  // As of a moment before the cut, the point was still recoverable under the retention in force then.
+  t.like(await simulate(point, cutAt - 1), { outcome: 'recoverable', recovery_point: before.recovery_point, retention: { retention_days: 35 } });
+
+  // The policy shows its retention history as it shows its schedule.
+  const read = await env.ok(t, 'acme', READ, 'reclaim.get_policy', { policy_id: orders.id });
+  t.deepEqual(read.retention_history.map((r: any) => [r.retention_days, r.ends_at]), [[35, at(cutAt)], [1, at(raisedAt)], [35, null]]);
+  t.like(read, { retention_days: 35, retention_history_total: 3, retention_history_truncated: false });
+});
+
 each('delete_policy follows the confirmation protocol and takes the schedule with it', async (t, env) => {
   const policy = await env.ok(t, 'acme', ALL, 'reclaim.create_policy', { name: unique('Doomed'), target_kind: 'saas_workspace', target_name: 'wiki', retention_days: 7, rpo_minutes: 1440 });
   const done = await assertConfirmationFlow(t, env, 'acme', ALL, 'reclaim.delete_policy', { policy_id: policy.id }, {

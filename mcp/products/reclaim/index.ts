@@ -15,7 +15,7 @@ import updatePolicy from './tools/update_policy.js';
 const policyResource = defineResource<ReclaimRepository>({
   collection: 'policies',
   title: 'Recovery policy',
-  description: 'A recovery policy: target, retention, recovery point objective, status and schedule history.',
+  description: 'A recovery policy: target, retention, recovery point objective, status, and schedule and retention history.',
   scope: 'reclaim.policies.read',
   mimeType: 'application/json',
   read: (id, { repos }) => repos.policies.get(id),

@@ -1,13 +1,14 @@
 /**
- * reclaim's data: recovery policies and their schedule history, through a TenantScope. The
- * schedule is kept as segments so that a change of RPO or a pause never rewrites the past: a
- * simulation for last month uses the schedule that was in force last month.
+ * reclaim's data: recovery policies and their schedule and retention history, through a
+ * TenantScope. Both are kept as segments so that a change of RPO, a pause or a change of retention
+ * never rewrites the past: a simulation for last month uses the schedule that was in force last
+ * month, and a snapshot a retention cut expired stays expired.
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
 import { translate } from '../../../db/errors.js';
-import { iso, pageOf, type NewRow, type Page } from '../common.js';
-import { retentionCutoff, simulateRecovery, type RecoverySimulation, type ScheduleSegment } from './simulate.js';
+import { DAY_MS, iso, pageOf, type NewRow, type Page } from '../common.js';
+import { recoveryPointOf, simulateRecovery, type RecoverySimulation, type ScheduleSegment } from './simulate.js';
 
 export const TARGET_KINDS = ['database', 'file_share', 'object_bucket', 'virtual_machine', 'saas_workspace'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
@@ -34,6 +35,16 @@ export interface DbSegmentRow extends ScheduleSegment {
   policy_id: string;
 }
 
+/** A retention in force from `starts_at` until `ends_at` (exclusive; null: in force now). */
+export interface DbRetentionSegmentRow {
+  id: string;
+  tenant_id: string;
+  policy_id: string;
+  starts_at: number;
+  ends_at: number | null;
+  retention_days: number;
+}
+
 export function policySummaryView(row: DbPolicyRow) {
   return {
     id: row.id,
@@ -48,21 +59,24 @@ export function policySummaryView(row: DbPolicyRow) {
   };
 }
 
-/** How many schedule segments (the newest) a policy shows. */
+/** How many schedule segments and retention changes (the newest of each) a policy shows. */
 export const SCHEDULE_SHOWN = 100;
 
-export interface Schedule {
-  segments: DbSegmentRow[];
+export interface Newest<Row> {
+  rows: Row[];
   total: number;
   truncated: boolean;
 }
 
-export function policyView(row: DbPolicyRow, schedule: Schedule) {
+export function policyView(row: DbPolicyRow, schedule: Newest<DbSegmentRow>, retention: Newest<DbRetentionSegmentRow>) {
   return {
     ...policySummaryView(row),
-    schedule: schedule.segments.map((s) => ({ starts_at: iso(s.starts_at), ends_at: iso(s.ends_at), rpo_minutes: Number(s.rpo_minutes) })),
+    schedule: schedule.rows.map((s) => ({ starts_at: iso(s.starts_at), ends_at: iso(s.ends_at), rpo_minutes: Number(s.rpo_minutes) })),
     schedule_total: schedule.total,
     schedule_truncated: schedule.truncated,
+    retention_history: retention.rows.map((r) => ({ starts_at: iso(r.starts_at), ends_at: iso(r.ends_at), retention_days: Number(r.retention_days) })),
+    retention_history_total: retention.total,
+    retention_history_truncated: retention.truncated,
   };
 }
 
@@ -80,6 +94,7 @@ export interface PolicyInput {
 export type PolicyPatch = Partial<Pick<PolicyInput, 'name' | 'target_name' | 'retention_days' | 'rpo_minutes'>> & { status?: PolicyStatus };
 
 const SEGMENTS = 'reclaim_schedule_segments';
+const RETENTION = 'reclaim_retention_segments';
 
 function segmentOf(row: DbSegmentRow): DbSegmentRow {
   return { ...row, starts_at: Number(row.starts_at), ends_at: row.ends_at === null ? null : Number(row.ends_at), rpo_minutes: Number(row.rpo_minutes) };
@@ -92,19 +107,26 @@ function segmentOf(row: DbSegmentRow): DbSegmentRow {
  * the casts keep SQLite's division an integer one (it binds a JavaScript number as a real).
  */
 const LAST_AT_OR_BEFORE = 'case when ends_at is null or ends_at - 1 > cast(? as bigint) then cast(? as bigint) else ends_at - 1 end';
+/** A retention segment's last instant in force by `?` (asOf, bound twice) less its retention: its window's start then. */
+const RETENTION_PASSED =
+  '(case when ends_at is null or ends_at - 1 > cast(? as bigint) then cast(? as bigint) else ends_at - 1 end) - cast(retention_days as bigint) * 86400000';
 const SNAPSHOTS_AT_OR_BEFORE =
   `coalesce(sum(case when ${LAST_AT_OR_BEFORE} >= starts_at then (${LAST_AT_OR_BEFORE} - starts_at) / (cast(rpo_minutes as bigint) * 60000) + 1 else 0 end), 0)`;
 
 export function reclaimRepository(scope: TenantScope) {
-  /** The newest SCHEDULE_SHOWN segments, oldest first, with how many there are. */
-  async function scheduleOf(policyId: string): Promise<Schedule> {
-    const rows = (await scope.from<DbSegmentRow>(SEGMENTS).where('policy_id', policyId)
-      .orderBy([{ column: 'starts_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(SCHEDULE_SHOWN + 1)) as DbSegmentRow[];
-    const truncated = rows.length > SCHEDULE_SHOWN;
-    const segments = rows.slice(0, SCHEDULE_SHOWN).reverse().map(segmentOf);
-    if (!truncated) return { segments, total: segments.length, truncated };
-    const counted = (await scope.from(SEGMENTS).where('policy_id', policyId).count({ n: '*' }).first()) as { n: number | string } | undefined;
-    return { segments, total: Number(counted?.n ?? 0), truncated };
+  /** The newest SCHEDULE_SHOWN segments of `table`, oldest first, with how many there are. */
+  async function newestOf<Row>(table: string, policyId: string): Promise<Newest<Row>> {
+    const newest = (await scope.from(table).where('policy_id', policyId)
+      .orderBy([{ column: 'starts_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(SCHEDULE_SHOWN + 1)) as Row[];
+    const truncated = newest.length > SCHEDULE_SHOWN;
+    const rows = newest.slice(0, SCHEDULE_SHOWN).reverse();
+    if (!truncated) return { rows, total: rows.length, truncated };
+    const counted = (await scope.from(table).where('policy_id', policyId).count({ n: '*' }).first()) as { n: number | string } | undefined;
+    return { rows, total: Number(counted?.n ?? 0), truncated };
+  }
+
+  async function viewOf(row: DbPolicyRow) {
+    return policyView(row, await newestOf<DbSegmentRow>(SEGMENTS, row.id), await newestOf<DbRetentionSegmentRow>(RETENTION, row.id));
   }
 
   async function snapshotsAtOrBefore(policyId: string, t: number): Promise<number> {
@@ -129,6 +151,37 @@ export function reclaimRepository(scope: TenantScope) {
     return [...new Map(rows.map((row) => [row.id, segmentOf(row)])).values()];
   }
 
+  /**
+   * The retention window at `asOf` from the retention history (reclaim_retention_segments): the
+   * retention in force then, and the cutoff, before which every snapshot has expired. A snapshot
+   * has expired once any retention in force since it was taken has passed: for each retention,
+   * the snapshots older than it at the last instant it was in force (by `asOf`), so the cutoff is
+   * the latest of those instants less their retention, in SQL (a policy's retention may change any
+   * number of times). Empty segments (closed as they opened) were never in force.
+   */
+  async function retentionAt(row: DbPolicyRow, asOf: number): Promise<{ days: number; cutoff: number }> {
+    const inForce = () => scope.from(RETENTION).where('policy_id', row.id).where('starts_at', '<=', asOf)
+      .where((q) => q.whereNull('ends_at').orWhereRaw('ends_at > starts_at'));
+    const current = (await inForce().orderBy([{ column: 'starts_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first('retention_days')) as { retention_days: number } | undefined;
+    const latest = (await inForce().first(scope.db.raw(`max(${RETENTION_PASSED}) as cutoff`, [asOf, asOf]))) as { cutoff: number | string | null } | undefined;
+    // Before the policy's first snapshot no retention was in force yet: its own is the one shown.
+    const days = Number(current?.retention_days ?? row.retention_days);
+    return { days, cutoff: latest?.cutoff == null ? asOf - days * DAY_MS : Number(latest.cutoff) };
+  }
+
+  /** When the snapshot taken `at` left retention: in the first retention whose window passed it, once it was in force. */
+  async function expiryOf(policyId: string, at: number, asOf: number): Promise<number | undefined> {
+    const expiring = (await scope.from(RETENTION).where('policy_id', policyId).where('starts_at', '<=', asOf)
+      .where((q) => q.whereNull('ends_at').orWhereRaw('ends_at > starts_at'))
+      .whereRaw(`${RETENTION_PASSED} > cast(? as bigint)`, [asOf, asOf, at])
+      .orderBy([{ column: 'starts_at', order: 'asc' }, { column: 'id', order: 'asc' }]).first('starts_at', 'retention_days')) as { starts_at: number; retention_days: number } | undefined;
+    return expiring && Math.max(Number(expiring.starts_at), at + Number(expiring.retention_days) * DAY_MS);
+  }
+
+  async function openRetention(policyId: string, startsAt: number, retentionDays: number): Promise<void> {
+    await scope.insert<NewRow<DbRetentionSegmentRow>>(RETENTION, { policy_id: policyId, starts_at: startsAt, ends_at: null, retention_days: retentionDays });
+  }
+
   async function openSegment(policyId: string, startsAt: number, rpoMinutes: number): Promise<void> {
     await scope.insert<NewRow<DbSegmentRow>>(SEGMENTS, { policy_id: policyId, starts_at: startsAt, ends_at: null, rpo_minutes: rpoMinutes });
   }
@@ -150,7 +203,7 @@ export function reclaimRepository(scope: TenantScope) {
 
     async get(rawId: string): Promise<PolicyView> {
       const row = await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy');
-      return policyView(row, await scheduleOf(row.id));
+      return viewOf(row);
     },
 
     /** Protection starts at `startsAt` (default now): the first snapshot is taken then. */
@@ -164,12 +217,15 @@ export function reclaimRepository(scope: TenantScope) {
         conflictName(input.name),
       )) as DbPolicyRow;
       await openSegment(row.id, startsAt, input.rpo_minutes);
-      return policyView(row, await scheduleOf(row.id));
+      await openRetention(row.id, startsAt, input.retention_days);
+      return viewOf(row);
     },
 
     /**
      * A new RPO closes the current schedule segment and opens another at `at`; pausing closes it;
-     * resuming opens one. Retention applies to every snapshot, old and new, as a backup system's would.
+     * resuming opens one. A new retention closes the current retention segment and opens another:
+     * it applies to every snapshot still kept, old and new, as a backup system's would, and what a
+     * cut expired stays expired.
      */
     async update(rawId: string, patch: PolicyPatch, when?: number): Promise<PolicyView & { changed: string[] }> {
       // Locked first and read as it is now: changes to one policy run one after another, each from
@@ -178,7 +234,7 @@ export function reclaimRepository(scope: TenantScope) {
       const at = when ?? Date.now();
       const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbPolicyRow])) as PolicyPatch;
       const changed = Object.keys(changes);
-      if (!changed.length) return { ...policyView(row, await scheduleOf(row.id)), changed };
+      if (!changed.length) return { ...(await viewOf(row)), changed };
       const next: DbPolicyRow = { ...row, ...changes, updated_at: at };
       await translate(() => scope.update('reclaim_policies', row.id, { ...changes, updated_at: at }), conflictName(next.name));
       const scheduleChanged = changes.status !== undefined || (changes.rpo_minutes !== undefined && next.status === 'active');
@@ -186,13 +242,19 @@ export function reclaimRepository(scope: TenantScope) {
         if (row.status === 'active') await closeSegment(row.id, at);
         if (next.status === 'active') await openSegment(row.id, at, next.rpo_minutes);
       }
-      return { ...policyView(next, await scheduleOf(row.id)), changed };
+      // Kept as history: what a cut expired stays expired when retention is raised again.
+      if (changes.retention_days !== undefined) {
+        await scope.from(RETENTION).where('policy_id', row.id).whereNull('ends_at').update({ ends_at: at });
+        await openRetention(row.id, at, changes.retention_days);
+      }
+      return { ...(await viewOf(next)), changed };
     },
 
     async delete(rawId: string) {
       // The policy first, then its segments: the order update takes them in (the reverse deadlocks).
       const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
       const segments = await scope.from(SEGMENTS).where('policy_id', row.id).delete();
+      await scope.from(RETENTION).where('policy_id', row.id).delete();
       await scope.delete('reclaim_policies', row.id);
       return { deleted: true, id: row.id, name: row.name, target: `${row.target_kind} ${row.target_name}`, schedule_segments_deleted: segments };
     },
@@ -200,12 +262,16 @@ export function reclaimRepository(scope: TenantScope) {
     async simulate(rawId: string, pointInTime: number, asOf: number): Promise<{ policy: ReturnType<typeof policySummaryView>; would_recover: string } & RecoverySimulation> {
       const row = await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy');
       if (!Number.isFinite(pointInTime)) throw new AppError('invalid_arguments', 'point_in_time: not a date-time', { details: { field: 'point_in_time' } });
-      const retentionDays = Number(row.retention_days);
-      const cutoff = retentionCutoff(asOf, retentionDays);
+      const retention = await retentionAt(row, asOf);
+      const segments = await segmentsForSimulation(row.id, pointInTime, asOf, retention.cutoff);
+      const recoveryPoint = recoveryPointOf(segments, pointInTime, asOf)?.at;
       const simulation = simulateRecovery({
-        segments: await segmentsForSimulation(row.id, pointInTime, asOf, cutoff),
-        snapshots: { beforeCutoff: await snapshotsAtOrBefore(row.id, cutoff - 1), byAsOf: await snapshotsAtOrBefore(row.id, asOf) },
-        retentionDays, pointInTime, asOf,
+        segments,
+        snapshots: { beforeCutoff: await snapshotsAtOrBefore(row.id, retention.cutoff - 1), byAsOf: await snapshotsAtOrBefore(row.id, asOf) },
+        retentionDays: retention.days,
+        cutoff: retention.cutoff,
+        expiredAt: recoveryPoint !== undefined && recoveryPoint < retention.cutoff ? await expiryOf(row.id, recoveryPoint, asOf) : undefined,
+        pointInTime, asOf,
       });
       const target = `${row.target_kind.replace('_', ' ')} "${row.target_name}"`;
       const would_recover = {

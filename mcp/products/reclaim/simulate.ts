@@ -3,8 +3,9 @@
  * the policy's schedule history and retention. Pure arithmetic (no snapshot is enumerated), so a
  * ten-year retention at a five-minute RPO costs the same as a day, and the same inputs always give
  * the same answer. A policy may have any number of segments: the caller passes only those that
- * hold the snapshots the answer names, and counts the snapshots in SQL with lastAtOrBefore's
- * arithmetic (reclaim/repository.ts).
+ * hold the snapshots the answer names, counts the snapshots in SQL with lastAtOrBefore's
+ * arithmetic, and works out the retention window from the policy's retention history
+ * (reclaim/repository.ts).
  */
 import { DAY_MS, iso } from '../common.js';
 
@@ -38,9 +39,14 @@ function firstAtOrAfter(segment: ScheduleSegment, t: number, asOf: number): numb
   return at <= segmentEnd(segment, asOf) ? at : undefined;
 }
 
-/** The start of the retention window at `asOf`: snapshots taken before it have expired. */
-export function retentionCutoff(asOf: number, retentionDays: number): number {
-  return asOf - retentionDays * DAY_MS;
+/** The last snapshot at or before `pointInTime` (and `asOf`) among `segments`, with its segment. */
+export function recoveryPointOf(segments: readonly ScheduleSegment[], pointInTime: number, asOf: number): { at: number; segment: ScheduleSegment } | undefined {
+  let best: { at: number; segment: ScheduleSegment } | undefined;
+  for (const segment of segments) {
+    const candidate = lastAtOrBefore(segment, pointInTime, asOf);
+    if (candidate !== undefined && (!best || candidate > best.at)) best = { at: candidate, segment };
+  }
+  return best;
 }
 
 export interface RecoverySimulation {
@@ -70,31 +76,32 @@ export interface RecoverySimulation {
 /**
  * `segments`: at least those holding the recovery point, the latest snapshot and the earliest one
  * retained (more change nothing); `snapshots`: how many the whole schedule took at or before
- * `cutoff - 1` and at or before `asOf`.
+ * `cutoff - 1` and at or before `asOf`. The retention is the caller's, from the policy's retention
+ * history: `retentionDays` in force at `asOf`; `cutoff`, the oldest snapshot no retention in force
+ * since it was taken has passed; `expiredAt`, when the recovery point left retention, if it has.
  */
 export function simulateRecovery(input: {
   segments: readonly ScheduleSegment[];
   snapshots: { beforeCutoff: number; byAsOf: number };
   retentionDays: number;
+  cutoff: number;
+  expiredAt?: number;
   pointInTime: number;
   asOf: number;
 }): RecoverySimulation {
-  const { segments, retentionDays, pointInTime, asOf } = input;
-  const cutoff = retentionCutoff(asOf, retentionDays);
+  const { segments, retentionDays, cutoff, pointInTime, asOf } = input;
 
   const retained = input.snapshots.byAsOf - input.snapshots.beforeCutoff;
   const expired = input.snapshots.beforeCutoff;
   let earliest: number | undefined;
   let latest: number | undefined;
-  let best: { at: number; segment: ScheduleSegment } | undefined;
   for (const segment of segments) {
     const first = firstAtOrAfter(segment, cutoff, asOf);
     if (first !== undefined && (earliest === undefined || first < earliest)) earliest = first;
     const last = lastAtOrBefore(segment, asOf, asOf);
     if (last !== undefined && last >= cutoff && (latest === undefined || last > latest)) latest = last;
-    const candidate = lastAtOrBefore(segment, pointInTime, asOf);
-    if (candidate !== undefined && (!best || candidate > best.at)) best = { at: candidate, segment };
   }
+  const best = recoveryPointOf(segments, pointInTime, asOf);
 
   const base = {
     point_in_time: iso(pointInTime)!,
@@ -111,10 +118,11 @@ export function simulateRecovery(input: {
   const none = { recovery_point: null, data_loss_minutes: null, rpo_met: null, expired_recovery_point: null, expires_at: null };
   if (pointInTime > asOf) return { outcome: 'in_the_future', ...none, ...base };
   if (!best) return { outcome: 'before_first_snapshot', ...none, ...base };
-  const expiresAt = best.at + retentionDays * DAY_MS;
   if (best.at < cutoff) {
-    return { outcome: 'out_of_retention', ...none, expired_recovery_point: iso(best.at), expires_at: iso(expiresAt), ...base };
+    return { outcome: 'out_of_retention', ...none, expired_recovery_point: iso(best.at), expires_at: iso(input.expiredAt ?? best.at + retentionDays * DAY_MS), ...base };
   }
+  // Retained so far: it leaves when the retention in force now has passed, unless that changes.
+  const expiresAt = best.at + retentionDays * DAY_MS;
   const lossMinutes = (pointInTime - best.at) / MINUTE_MS;
   return {
     outcome: 'recoverable',

@@ -6,7 +6,7 @@ export default defineTool({
   name: 'reclaim.delete_policy',
   title: 'Delete a recovery policy',
   description:
-    'Permanently deletes a recovery policy and its schedule history, so no recovery can be simulated from it any more. Needs policy_id; ' +
+    'Permanently deletes a recovery policy and its schedule and retention history, so no recovery can be simulated from it any more. Needs policy_id; ' +
     'destructive, so the first call returns confirmation_required and the deletion happens only when the same call is repeated with ' +
     'confirmed: true. Returns what was deleted. Deletes the policy record in Portico only, not backups held elsewhere.',
   scope: 'reclaim.policies.write',

@@ -7,7 +7,7 @@ export default defineTool({
   name: 'reclaim.simulate_recovery',
   title: 'Simulate a recovery',
   description:
-    'Works out, from a policy\'s schedule history and retention, what a restore to point_in_time would recover, evaluated as of as_of ' +
+    'Works out, from a policy\'s schedule and retention history, what a restore to point_in_time would recover, evaluated as of as_of ' +
     '(default now; a later as_of projects the schedule forward). Returns outcome (recoverable, out_of_retention, before_first_snapshot ' +
     'or in_the_future), the recovery_point (the last snapshot at or before point_in_time), data_loss_minutes and whether the RPO was met, ' +
     'when that snapshot leaves retention, the snapshot that has expired if it is out of retention, and the retention window (earliest ' +
