@@ -204,7 +204,7 @@ export class McpHost {
       if (message && !parsed) return await this.forward(ctx, session, principal, message, !sessionId);
       if (message && PIPELINE_METHODS.has(message.method) && message.id !== undefined) {
         const refusal = await this.deps.pipeline.precheck(productId, principal, message.method, message.params, requestId);
-        if (refusal) return this.sendRefusal(ctx, refusal, message);
+        if (refusal) return this.sendRefusal(ctx, productId, refusal, message);
       }
       if (parsed?.cancels !== undefined) session.inflight.get(parsed.cancels)?.abort();
       let direct: ReturnType<McpHost['directRequest']>;
@@ -258,15 +258,20 @@ export class McpHost {
     return `Bearer ${error ? `error="${error === 'connection_revoked' ? 'invalid_token' : error}", ` : ''}resource_metadata="${this.metadataUrlOf(path)}"${scopes ? `, scope="${scopes}"` : ''}`;
   }
 
-  private sendRefusal(ctx: Ctx, error: AppError, message: Record<string, any>): void {
+  private sendRefusal(ctx: Ctx, productId: string, error: AppError, message: Record<string, any>): void {
     const kind = message.method === 'resources/read' ? 'resource' : message.method === 'prompts/get' ? 'prompt' : 'tool';
-    const decision = this.httpDecision(ctx.path, error);
+    const decision = this.httpDecision(productId, ctx.path, error);
     if (decision.headers) ctx.set(decision.headers);
     sendJson(ctx, decision.status ?? 200, jsonRpcErrorBody(error, ctx.state.requestId, idOf(message), kind));
   }
 
-  /** Refusals that are HTTP statuses in their own right (MCP authorization, "Runtime Insufficient Scope Errors"). */
-  private httpDecision(path: string, error: AppError): HttpDecision {
+  /**
+   * Refusals that are HTTP statuses in their own right (MCP authorization, "Runtime Insufficient
+   * Scope Errors"); a connection revoked while its call ran is refused as the token check refuses
+   * the next request (DESIGN.md §7).
+   */
+  private httpDecision(productId: string, path: string, error: AppError): HttpDecision {
+    if (error.code === 'connection_revoked') return { status: 401, headers: { 'WWW-Authenticate': this.challenge(productId, path, error.code) } };
     if (error.code === 'insufficient_scope') {
       const scope = String(error.details?.scope ?? '');
       return { status: 403, headers: { 'WWW-Authenticate': `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${this.metadataUrlOf(path)}"` } };
@@ -428,10 +433,7 @@ export class McpHost {
       }
     } catch (thrown) {
       const error = toAppError(thrown);
-      const decision: HttpDecision = error.code === 'connection_revoked'
-        // Revoked while it ran: refused as the token check refuses the next request (DESIGN.md §7).
-        ? { status: 401, headers: { 'WWW-Authenticate': this.challenge(productId, call.path, error.code) } }
-        : this.httpDecision(call.path, error);
+      const decision = this.httpDecision(productId, call.path, error);
       if (decision.status) call.http.status = decision.status;
       if (decision.headers) call.http.headers = decision.headers;
       const body = jsonRpcErrorOf(error, call.requestId, kind);

@@ -24,7 +24,7 @@ import { connectPage, COPY_SCRIPT_HASH } from './connect_page.js';
 import { page, type Html } from './html.js';
 import * as pages from './pages.js';
 import {
-  checkCsrf, clearSessionCookie, createSession, csrfToken, deleteSession, findSession, pruneExpiredSessions, sessionBinding, sessionIdOf, writeSessionCookie,
+  checkCsrf, clearSessionCookie, createSession, csrfToken, deleteSession, findSession, pruneExpiredSessions, refuseCrossSite, sessionBinding, sessionIdOf, writeSessionCookie,
   type ConsoleSession, type SessionOptions,
 } from './session.js';
 import { auditFor, auditJson, connectionFor, connectionJson, connectionsFor, parseAuditQuery, requireScope, revokeFor, type Viewer } from './service.js';
@@ -324,8 +324,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => {
       // A GET carries the session cookie on another site's link too (SameSite=Lax), and an export
       // is recorded as taken by the person: it starts only from Portico's own pages, or typed in.
-      const site = ctx.get('sec-fetch-site');
-      if (site && site !== 'same-origin' && site !== 'none') throw new AppError('csrf_failed', 'an export starts only from the console’s own pages');
+      refuseCrossSite(ctx, 'an export starts only from the console’s own pages');
       await sendExport(ctx, context, viewerOf(ctx));
     });
     router.get(`${base}/audit/verify`, htmlErrors, signedIn, async (ctx) => {

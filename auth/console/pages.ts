@@ -51,6 +51,11 @@ function scopeList(p: PageContext, scopes: string): Html {
   return html`<ul class="scopes">${scopes.split(' ').filter(Boolean).map((s) => html`<li>${p.describeScope(s) ?? s} <code>${s}</code></li>`)}</ul>`;
 }
 
+/** The links to a keyset listing's newer and older pages (db/keyset.ts), those that exist. */
+function pager(newer: string | undefined, older: string | undefined, noun: string): Html {
+  return html`<nav class="pager" aria-label="Pages">${newer ? html`<a class="button secondary" href="${newer}">← Newer ${noun}</a>` : ''}${older ? html`<a class="button secondary older" href="${older}">Older ${noun} →</a>` : ''}</nav>`;
+}
+
 /** `connections`: a page of them (db/keyset.ts); the pager's links keep "Show revoked". */
 export function connectionsPage(p: PageContext, page: KeysetPage<ConnectionView>, options: { isAdmin: boolean; showRevoked: boolean; notice?: string; chart: Parameters<typeof activityChart> }): Html {
   const connections = page.rows;
@@ -71,7 +76,7 @@ export function connectionsPage(p: PageContext, page: KeysetPage<ConnectionView>
         <td>${time(c.created_at)}</td><td>${time(c.last_used_at)}</td><td>${c.call_count}</td>
         <td>${c.revoked_at ? html`<span class="badge bad">revoked</span>` : ''} <a href="${p.base}/connections/${c.id}">Details</a></td></tr>`)}
       </tbody></table>`}
-      <nav class="pager" aria-label="Pages">${newerLink ? html`<a class="button secondary" href="${newerLink}">← Newer connections</a>` : ''}${olderLink ? html`<a class="button secondary older" href="${olderLink}">Older connections →</a>` : ''}</nav>
+      ${pager(newerLink, olderLink, 'connections')}
     </section>`;
 }
 
@@ -147,7 +152,7 @@ export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: 
       <div><button type="submit">Filter</button> <a href="${p.base}/audit">Clear</a></div>
     </form>
     <section class="card">${auditTable(p, rows, options.people)}
-      <nav class="pager" aria-label="Pages">${newerLink ? html`<a class="button secondary" href="${newerLink}">← Newer records</a>` : ''}${nextLink ? html`<a class="button secondary older" href="${nextLink}">Older records →</a>` : ''}</nav>
+      ${pager(newerLink, nextLink, 'records')}
       <p class="muted">Export: <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=jsonl">JSON Lines</a> ·
         <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=csv">CSV</a>
         ${options.isAdmin ? html` · <a href="${p.base}/audit/verify">Verify the chain</a>` : ''}</p>

@@ -8,7 +8,7 @@ import type { EventBus } from '../../shared/events.js';
 import type { Db } from '../../db/connect.js';
 import type { Role } from '../../db/accounts.js';
 import { findConnectionView, listConnections, revokeConnection, type ConnectionView } from '../../db/grant_store.js';
-import type { KeysetPage } from '../../db/keyset.js';
+import type { KeysetCursor, KeysetPage } from '../../db/keyset.js';
 import { appendAudit, decodeCursor, queryAudit, type AuditCursor, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
 import { normaliseId } from '../../db/tenant_scope.js';
 import { DATE, dateToMs } from '../../shared/dates.js';
@@ -40,16 +40,7 @@ export async function connectionsFor(
   options: { includeRevoked?: boolean; limit?: string | string[]; cursor?: string | string[] } = {},
 ): Promise<KeysetPage<ConnectionView>> {
   requireScope(viewer, 'console.connections.read');
-  const once = (value: string | string[] | undefined, name: string) => {
-    if (Array.isArray(value)) throw new AppError('invalid_request', `${name} may be given once`);
-    return value || undefined;
-  };
-  const limitRaw = once(options.limit, 'limit');
-  const limit = limitRaw === undefined ? CONNECTIONS_PAGE : Number(limitRaw);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_CONNECTIONS_PAGE) throw new AppError('invalid_request', `limit must be 1-${MAX_CONNECTIONS_PAGE}`);
-  const cursorRaw = once(options.cursor, 'cursor');
-  const cursor = cursorRaw ? decodeCursor(cursorRaw) : undefined;
-  if (cursorRaw && !cursor) throw new AppError('invalid_request', 'cursor is not one this API issued');
+  const { limit, cursor } = pageParams(options, { usual: CONNECTIONS_PAGE, most: MAX_CONNECTIONS_PAGE });
   return listConnections(db, viewer.tenant.id, { userId: viewer.role === 'admin' ? undefined : viewer.userId, includeRevoked: options.includeRevoked, limit, cursor });
 }
 
@@ -105,12 +96,25 @@ function isoInstant(value: string): number {
   return Date.parse(value.length > 10 && !/(Z|[+-]\d{2}:\d{2})$/.test(value) ? `${value}Z` : value);
 }
 
+/** A query parameter given at most once; empty is absent. */
+function once(value: string | string[] | undefined, name: string): string | undefined {
+  if (Array.isArray(value)) throw new AppError('invalid_request', `${name} may be given once`);
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** A listing's `limit` (1-`most`, `usual` unless given) and `cursor` (one db/keyset.ts issued). */
+function pageParams(params: { limit?: string | string[]; cursor?: string | string[] }, sizes: { usual: number; most: number }): { limit: number; cursor?: KeysetCursor } {
+  const limitRaw = once(params.limit, 'limit');
+  const limit = limitRaw === undefined ? sizes.usual : Number(limitRaw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > sizes.most) throw new AppError('invalid_request', `limit must be 1-${sizes.most}`);
+  const cursorRaw = once(params.cursor, 'cursor');
+  const cursor = cursorRaw ? decodeCursor(cursorRaw) : undefined;
+  if (cursorRaw && !cursor) throw new AppError('invalid_request', 'cursor is not one this API issued');
+  return { limit, cursor };
+}
+
 export function parseAuditQuery(viewer: Viewer, params: Record<string, string | string[] | undefined>): AuditQuery {
-  const one = (name: string): string | undefined => {
-    const value = params[name];
-    if (Array.isArray(value)) throw new AppError('invalid_request', `${name} may be given once`);
-    return value === undefined || value === '' ? undefined : value;
-  };
+  const one = (name: string): string | undefined => once(params[name], name);
   const text = (name: string, max: number) => {
     const value = one(name);
     if (value !== undefined && value.length > max) throw new AppError('invalid_request', `${name} is too long`);
@@ -129,12 +133,7 @@ export function parseAuditQuery(viewer: Viewer, params: Record<string, string | 
     if (!Number.isFinite(ms) || Math.abs(ms) > 8.64e15) throw new AppError('invalid_request', `${name} must be an ISO 8601 date or epoch milliseconds`);
     return ms;
   };
-  const limitRaw = one('limit');
-  const limit = limitRaw === undefined ? 50 : Number(limitRaw);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new AppError('invalid_request', `limit must be 1-${MAX_PAGE}`);
-  const cursorRaw = one('cursor');
-  const cursor = cursorRaw ? decodeCursor(cursorRaw) : undefined;
-  if (cursorRaw && !cursor) throw new AppError('invalid_request', 'cursor is not one this API issued');
+  const { limit, cursor } = pageParams(params, { usual: 50, most: MAX_PAGE });
   const kind = one('kind');
   if (kind && !(AUDIT_KINDS as readonly string[]).includes(kind)) throw new AppError('invalid_request', `kind must be one of ${AUDIT_KINDS.join(', ')}`);
   const connection = one('connection');

@@ -105,9 +105,14 @@ export function csrfToken(macKey: string, binding: string): string {
  * Refuses a state-changing form that did not come from our own page: a cross-site fetch
  * metadata header, a foreign Origin, or a missing or wrong token.
  */
-export function checkCsrf(ctx: Context, macKey: string, binding: string, submitted: string | null, expectedOrigin: string): void {
+/** Fetch metadata: a request another site started (its form, its link) is refused; our own pages' and a typed address pass. */
+export function refuseCrossSite(ctx: Context, message: string): void {
   const site = ctx.get('sec-fetch-site');
-  if (site && site !== 'same-origin' && site !== 'none') throw new AppError('csrf_failed', 'cross-site form submissions are refused');
+  if (site && site !== 'same-origin' && site !== 'none') throw new AppError('csrf_failed', message);
+}
+
+export function checkCsrf(ctx: Context, macKey: string, binding: string, submitted: string | null, expectedOrigin: string): void {
+  refuseCrossSite(ctx, 'cross-site form submissions are refused');
   const origin = ctx.get('origin');
   if (origin && origin !== 'null' && origin !== expectedOrigin) throw new AppError('csrf_failed', 'the form came from another site');
   const expected = Buffer.from(csrfToken(macKey, binding));
