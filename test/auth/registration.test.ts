@@ -13,6 +13,19 @@ function register(url: string, body: string, headers: Record<string, string> = {
   return fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 }
 
+/** A stand-in for the web: serves one client ID metadata document, 404 for anything else, and notes every URL fetched. */
+function metadataDocumentHost() {
+  const clientId = 'https://client.example/oauth/metadata.json';
+  const fetched: string[] = [];
+  const fetchDocument = async (input: string | URL | Request) => {
+    const url = String(input instanceof Request ? input.url : input);
+    fetched.push(url);
+    if (url !== clientId) return new Response('not found', { status: 404 });
+    return Response.json({ client_id: clientId, client_name: 'Metadata App', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
+  };
+  return { clientId, fetched, fetchDocument };
+}
+
 for (const kind of databasesUnderTest()) {
   test(`registration returns a public client with registration_client_uri, even when a secret was asked for [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
@@ -171,14 +184,7 @@ for (const kind of databasesUnderTest()) {
   });
 
   test(`a client ID metadata document client is fetched, marked as such on the consent page, and gets a connection [${kind}]`, async (t) => {
-    const clientId = 'https://client.example/oauth/metadata.json';
-    const fetched: string[] = [];
-    const fetchDocument = async (input: string | URL | Request) => {
-      const url = String(input instanceof Request ? input.url : input);
-      fetched.push(url);
-      if (url !== clientId) return new Response('not found', { status: 404 });
-      return Response.json({ client_id: clientId, client_name: 'Metadata App', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
-    };
+    const { clientId, fetched, fetchDocument } = metadataDocumentHost();
     const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
     try {
       const auth = await startAuthorization(server.url, { clientId, redirectUri: 'http://127.0.0.1:4000/callback', resource: server.forge, scopes: ['forge.chat.read'] });
@@ -201,14 +207,7 @@ for (const kind of databasesUnderTest()) {
   });
 
   test(`client ID metadata documents are fetched at most so many times a minute per address; a cached one is still served [${kind}]`, async (t) => {
-    const clientId = 'https://client.example/oauth/metadata.json';
-    const fetched: string[] = [];
-    const fetchDocument = async (input: string | URL | Request) => {
-      const url = String(input instanceof Request ? input.url : input);
-      fetched.push(url);
-      if (url !== clientId) return new Response('not found', { status: 404 });
-      return Response.json({ client_id: clientId, client_name: 'Metadata App', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
-    };
+    const { clientId, fetched, fetchDocument } = metadataDocumentHost();
     const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch, metadataFetchesPerMinute: 5 } });
     try {
       const authorize = (id: string) => startAuthorization(server.url, { clientId: id, redirectUri: 'http://127.0.0.1:4000/callback', resource: server.forge, scopes: ['forge.chat.read'] });

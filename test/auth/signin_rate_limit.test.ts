@@ -14,14 +14,19 @@ import { PASSWORD, startAuthServer } from '../auth/support.js';
 /** alice's e-mail, then whitespace past 320 characters (the old cut), then a character the cut dropped. */
 const padded = (n: number) => `alice@acme.example${[...n.toString(2).padStart(302, '0')].map((bit) => (bit === '0' ? ' ' : '\t')).join('')}x`;
 
+/** The sign-in form of a new authorization request: each call posts one attempt. */
+async function signInForm(server: { url: string; forge: string }) {
+  const { client_id: clientId } = await registerClient(server.url, { client_name: 'Guesser', redirect_uris: ['http://127.0.0.1/callback'] });
+  const auth = await startAuthorization(server.url, { clientId, resource: server.forge, scopes: ['forge.chat.read'] });
+  const form = parseForm((await follow(server.url, auth.jar, auth.response)).html!);
+  return (email: string, password: string) => postForm(server.url, auth.jar, form.action, [['csrf', form.csrf], ['email', email], ['password', password]]);
+}
+
 for (const kind of databasesUnderTest()) {
   test(`the 11th sign-in attempt in a minute is refused with 429 and Retry-After, even with the right password; other e-mails are not [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
-      const { client_id: clientId } = await registerClient(server.url, { client_name: 'Guesser', redirect_uris: ['http://127.0.0.1/callback'] });
-      const auth = await startAuthorization(server.url, { clientId, resource: server.forge, scopes: ['forge.chat.read'] });
-      const form = parseForm((await follow(server.url, auth.jar, auth.response)).html!);
-      const attempt = (email: string, password: string) => postForm(server.url, auth.jar, form.action, [['csrf', form.csrf], ['email', email], ['password', password]]);
+      const attempt = await signInForm(server);
       const statuses: number[] = [];
       for (let i = 0; i < 10; i++) statuses.push((await attempt('alice@acme.example', `wrong guess ${i}`)).status);
       t.deepEqual(statuses, Array(10).fill(401));
@@ -39,10 +44,7 @@ for (const kind of databasesUnderTest()) {
   test(`another spelling of a limited e-mail (whitespace, case) is limited too; one longer than any account's is refused unread [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
-      const { client_id: clientId } = await registerClient(server.url, { client_name: 'Guesser', redirect_uris: ['http://127.0.0.1/callback'] });
-      const auth = await startAuthorization(server.url, { clientId, resource: server.forge, scopes: ['forge.chat.read'] });
-      const form = parseForm((await follow(server.url, auth.jar, auth.response)).html!);
-      const attempt = (email: string, password: string) => postForm(server.url, auth.jar, form.action, [['csrf', form.csrf], ['email', email], ['password', password]]);
+      const attempt = await signInForm(server);
       for (let i = 0; i < 10; i++) t.is((await attempt('alice@acme.example', `wrong guess ${i}`)).status, 401);
       for (const email of ['  alice@acme.example', 'alice@acme.example\t\n', ' ALICE@Acme.Example ', `\talice@ACME.example${' '.repeat(230)}`]) {
         const right = await attempt(email, PASSWORD);

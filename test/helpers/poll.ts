@@ -10,3 +10,14 @@ export async function until<T>(ms: number, probe: () => Promise<T | undefined>, 
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
+
+/** `promise`, or undefined if it has not settled within `ms`. */
+export async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -39,6 +39,14 @@ export function gate(name: string): Pick<Gate, 'entered' | 'release' | 'signal'>
   return created;
 }
 
+/** Inside a handler: waits at the gate of marker `name`, if the test set one. */
+async function passGate(name: string, signal: AbortSignal): Promise<void> {
+  const waiting = gates.get(name);
+  if (!waiting) return;
+  waiting.enter(signal);
+  await waiting.opened;
+}
+
 export const faultlab = defineProduct<TenantScope>({
   id: 'faultlab',
   title: 'Fault lab',
@@ -54,11 +62,7 @@ export const faultlab = defineProduct<TenantScope>({
       destructive: false,
       input: { name: z.string().min(1).max(100) },
       async handler({ name }, { repos, signal }) {
-        const waiting = gates.get(name);
-        if (waiting) {
-          waiting.enter(signal);
-          await waiting.opened;
-        }
+        await passGate(name, signal);
         await repos.insert('faultlab_markers', { name, created_at: Date.now() });
         return { name, written: true };
       },
@@ -71,11 +75,7 @@ export const faultlab = defineProduct<TenantScope>({
       destructive: false,
       input: { name: z.string().min(1).max(100) },
       async handler({ name }, { repos, signal }) {
-        const waiting = gates.get(name);
-        if (waiting) {
-          waiting.enter(signal);
-          await waiting.opened;
-        }
+        await passGate(name, signal);
         const rows = await repos.select('faultlab.read_markers', { name }, (template, v) =>
           template.from('faultlab_markers').where('faultlab_markers.name', v.name).select('faultlab_markers.name'));
         return { name, count: rows.length };

@@ -8,6 +8,7 @@ import { revokeConnection, type Principal } from '../../db/grant_store.js';
 import { PrincipalCache } from '../../mcp/principal_cache.js';
 import { DEMO_PASSWORD, grant, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
 import { authorizeWithPassword } from '../helpers/oauth.js';
+import { within } from '../helpers/poll.js';
 
 const principal = (connectionId: string, expiresAt = Date.now() + 60_000) => ({ connectionId, expiresAt }) as unknown as Principal;
 
@@ -128,13 +129,7 @@ async function endsWithin(reader: ReadableStreamDefaultReader<Uint8Array>, ms: n
     while (!(await reader.read()).done);
     return true;
   })();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([ended, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return (await within(ms, ended)) === true;
 }
 
 const revokeAt = (server: { url: string }, tokens: { accessToken: string; clientId: string }) => fetch(`${server.url}/oauth/revoke`, {

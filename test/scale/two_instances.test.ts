@@ -15,6 +15,7 @@ import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
 import { issueAccessToken } from '../helpers/grants.js';
 import { DEMO_PASSWORD, MCP_HEADERS, readRaw } from '../helpers/mcp.js';
 import { authorizeWithPassword, tokenRequest } from '../helpers/oauth.js';
+import { within } from '../helpers/poll.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 interface Pair {
@@ -154,16 +155,6 @@ pgTest('a confirmation asked on one instance is honoured on the other [postgres]
   }
 });
 
-/** `promise`, or undefined if it has not settled within `ms`. */
-async function within<T>(ms: number, promise: Promise<T>): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 pgTest('an instance that stops in the middle of a transaction holds an audit chain only until PostgreSQL ends its idle session; the other instance’s calls then go through [postgres]', async (t) => {
   const pair = await twoInstances({ TOOL_TIMEOUT_MS: '200', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1000' });
