@@ -1,7 +1,11 @@
 /** reclaim through the MCP pipeline with a real SDK client, on every database. */
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { TenantScope } from '../../db/tenant_scope.js';
 import { reclaim } from '../../mcp/products/reclaim/index.js';
+import { reclaimRepository } from '../../mcp/products/reclaim/repository.js';
 import {
-  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite,
+  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, callConfirmed, okConfirmed, productSuite,
+  type ProductEnv, type Tenant,
 } from './product_suite.js';
 
 const each = productSuite('reclaim');
@@ -12,6 +16,12 @@ const HOUR = 60 * MIN;
 const DAY = 24 * HOUR;
 const at = (ms: number) => new Date(ms).toISOString();
 const unique = (prefix: string) => `${prefix} ${Math.random().toString(36).slice(2, 8)}`;
+
+/** A policy whose protection started `sinceMs` ago (as the demo seeder makes them): it has snapshots a cut can expire. */
+async function policySince(env: ProductEnv, tenant: Tenant, sinceMs: number, fields: { retention_days: number; rpo_minutes: number }) {
+  const repo = reclaimRepository(new TenantScope(env.server.db, env.server.tenants[tenant].id));
+  return repo.policies.create({ name: unique('Cut'), target_kind: 'database', target_name: 'ledger-db', ...fields }, Date.now() - sinceMs);
+}
 
 each('every reclaim tool is refused with insufficient_scope without its scope', async (t, env) => {
   for (const tool of reclaim.tools) {
@@ -124,7 +134,7 @@ each('a retention cut expires snapshots for good: raising the retention again do
   const before = await simulate(point);
   t.like(before, { outcome: 'recoverable', retention: { retention_days: 35 } });
 
-  const cut = await env.ok(t, 'acme', ALL, 'reclaim.update_policy', { policy_id: orders.id, retention_days: 1 });
+  const cut = await okConfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: orders.id, retention_days: 1 });
   const cutAt = Date.parse(cut.updated_at);
   t.like(await simulate(point), { outcome: 'out_of_retention', expired_recovery_point: before.recovery_point, expires_at: at(cutAt) });
 
@@ -150,6 +160,75 @@ each('a retention cut expires snapshots for good: raising the retention again do
   t.like(read, { retention_days: 35, retention_history_total: 3, retention_history_truncated: false });
 });
 
+each('update_policy refuses a retention cut, naming reclaim.shorten_retention, and changes nothing; raising still works', async (t, env) => {
+  const policy = await env.ok(t, 'acme', ALL, 'reclaim.create_policy', { name: unique('Keep'), target_kind: 'file_share', target_name: 'legal', retention_days: 30, rpo_minutes: 60 });
+  const stored = async () => ({
+    policy: await env.server.db('reclaim_policies').where({ id: policy.id }).first(),
+    schedule: await env.server.db('reclaim_schedule_segments').where({ policy_id: policy.id }).orderBy('id'),
+    retention: await env.server.db('reclaim_retention_segments').where({ policy_id: policy.id }).orderBy('id'),
+  });
+  const before = await stored();
+
+  // The other fields of the call are not applied either.
+  const client = await env.client('acme', ALL);
+  const args = { policy_id: policy.id, name: unique('Renamed'), rpo_minutes: 15, status: 'paused', retention_days: 7 };
+  const error = await t.throwsAsync(client.callTool({ name: 'reclaim.update_policy', arguments: args }), { instanceOf: McpError });
+  t.like((error as McpError & { data?: unknown }).data, { code: 'invalid_arguments', field: 'retention_days', current_retention_days: 30 });
+  t.regex(error!.message, /retention_days: 7 is below the current 30; .*reclaim\.shorten_retention.*nothing was changed/);
+  t.deepEqual(await stored(), before);
+
+  const raised = await env.ok(t, 'acme', ALL, 'reclaim.update_policy', { policy_id: policy.id, retention_days: 45, rpo_minutes: 30 });
+  t.deepEqual(raised.changed, ['retention_days', 'rpo_minutes']);
+  t.like(raised, { retention_days: 45, rpo_minutes: 30 });
+  t.deepEqual(raised.retention_history.map((r: any) => [r.retention_days, r.ends_at === null]), [[30, false], [45, true]]);
+  t.deepEqual((await env.ok(t, 'acme', ALL, 'reclaim.update_policy', { policy_id: policy.id, retention_days: 45 })).changed, []);
+});
+
+each('shorten_retention asks for confirmation, then cuts the retention and says what it expired', async (t, env) => {
+  const policy = await policySince(env, 'globex', 10 * DAY, { retention_days: 30, rpo_minutes: 60 });
+  const start = Date.parse(policy.schedule[0].starts_at!);
+  const point = start + 3 * DAY + 30 * MIN;
+  const simulate = (asOf?: number) => env.ok(t, 'globex', READ, 'reclaim.simulate_recovery', {
+    policy_id: policy.id, point_in_time: at(point), ...(asOf === undefined ? {} : { as_of: at(asOf) }),
+  });
+  t.like(await simulate(), { outcome: 'recoverable', recovery_point: at(start + 3 * DAY) });
+
+  const args = { policy_id: policy.id, retention_days: 2 };
+  const done = await callConfirmed(t, env, 'globex', ALL, 'reclaim.shorten_retention', args, {
+    sentence: new RegExp(`^Recovery policy ${policy.id} will keep snapshots for 2 days only, and every snapshot older than that will be out of retention for good\\.$`),
+    unchanged: async () => {
+      t.is(Number((await env.server.db('reclaim_policies').where({ id: policy.id }).first()).retention_days), 30);
+      t.is((await env.server.db('reclaim_retention_segments').where({ policy_id: policy.id })).length, 1);
+    },
+  });
+  t.false(done.isError, JSON.stringify(done.structured));
+  const cut = done.structured;
+  const cutAt = Date.parse(cut.updated_at);
+  t.like(cut, { id: policy.id, retention_days: 2, previous_retention_days: 30, changed: ['retention_days'], uri: `portico://reclaim/policies/${policy.id}` });
+  t.is(cut.previous_window_start, at(cutAt - 30 * DAY));
+  t.is(cut.window_start, at(cutAt - 2 * DAY));
+  // Hourly since `start`, the cut less than an hour after start + 10 days: the snapshots of the first 8 days and the one at 8 days.
+  t.true(cutAt > start + 10 * DAY && cutAt <= start + 10 * DAY + HOUR);
+  t.is(cut.expired_snapshots, 8 * 24 + 1);
+  t.deepEqual(cut.retention_history.map((r: any) => [r.retention_days, r.ends_at]), [[30, at(cutAt)], [2, null]]);
+
+  // simulate_recovery agrees: the point is out of retention since the cut, and so are the snapshots the cut counted.
+  const after = await simulate(cutAt);
+  t.like(after, { outcome: 'out_of_retention', expired_recovery_point: at(start + 3 * DAY), expires_at: at(cutAt) });
+  t.like(after.retention, { retention_days: 2, window_start: cut.window_start, expired_snapshots: cut.expired_snapshots });
+  t.like(await simulate(cutAt - 1), { outcome: 'recoverable', retention: { retention_days: 30, expired_snapshots: 0 } });
+
+  // The same retention again cuts nothing; a higher one is update_policy's.
+  const again = await okConfirmed(t, env, 'globex', ALL, 'reclaim.shorten_retention', args);
+  t.like(again, { retention_days: 2, previous_retention_days: 2, changed: [], expired_snapshots: 0 });
+  const client = await env.client('globex', ALL);
+  t.like(await client.callTool({ name: 'reclaim.shorten_retention', arguments: { policy_id: policy.id, retention_days: 5 } }), { isError: true, structuredContent: { code: 'confirmation_required' } });
+  const refused = await t.throwsAsync(client.callTool({ name: 'reclaim.shorten_retention', arguments: { policy_id: policy.id, retention_days: 5, confirmed: true } }), { instanceOf: McpError });
+  t.like((refused as McpError & { data?: unknown }).data, { code: 'invalid_arguments', field: 'retention_days', current_retention_days: 2 });
+  t.regex(refused!.message, /retention_days: 5 is above the current 2; .*reclaim\.update_policy/);
+  t.is(Number((await env.server.db('reclaim_policies').where({ id: policy.id }).first()).retention_days), 2);
+});
+
 each('delete_policy follows the confirmation protocol and takes the schedule with it', async (t, env) => {
   const policy = await env.ok(t, 'acme', ALL, 'reclaim.create_policy', { name: unique('Doomed'), target_kind: 'saas_workspace', target_name: 'wiki', retention_days: 7, rpo_minutes: 1440 });
   const done = await assertConfirmationFlow(t, env, 'acme', ALL, 'reclaim.delete_policy', { policy_id: policy.id }, {
@@ -167,6 +246,7 @@ each('policy ids of another tenant are forbidden_cross_tenant', async (t, env) =
   await assertCrossTenant(t, env, 'reclaim', 'acme', READ, 'reclaim.get_policy', { policy_id: foreign });
   await assertCrossTenant(t, env, 'reclaim', 'acme', READ, 'reclaim.simulate_recovery', { policy_id: foreign, point_in_time: at(Date.now()) });
   await assertCrossTenant(t, env, 'reclaim', 'acme', ALL, 'reclaim.update_policy', { policy_id: foreign, retention_days: 1 });
+  await assertCrossTenant(t, env, 'reclaim', 'acme', ALL, 'reclaim.shorten_retention', { policy_id: foreign, retention_days: 1, confirmed: true });
   await assertCrossTenant(t, env, 'reclaim', 'acme', ALL, 'reclaim.delete_policy', { policy_id: foreign, confirmed: true });
   const row = await env.server.db('reclaim_policies').where({ id: foreign }).first();
   t.not(Number(row.retention_days), 1);

@@ -9,6 +9,7 @@ import createPolicy from './tools/create_policy.js';
 import deletePolicy from './tools/delete_policy.js';
 import getPolicy from './tools/get_policy.js';
 import listPolicies from './tools/list_policies.js';
+import shortenRetention from './tools/shorten_retention.js';
 import simulateRecovery from './tools/simulate_recovery.js';
 import updatePolicy from './tools/update_policy.js';
 
@@ -87,7 +88,7 @@ export const reclaim = defineProduct<ReclaimRepository>({
     'reclaim.policies.read': 'See your organization\'s recovery policies and simulate what a restore would recover',
     'reclaim.policies.write': 'Create, change, pause and delete recovery policies',
   },
-  tools: [listPolicies, getPolicy, createPolicy, updatePolicy, deletePolicy, simulateRecovery],
+  tools: [listPolicies, getPolicy, createPolicy, updatePolicy, shortenRetention, deletePolicy, simulateRecovery],
   resources: [policyResource],
   prompts: [planRecovery],
   entities: { policy: 'reclaim_policies' },

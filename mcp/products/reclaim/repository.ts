@@ -192,6 +192,32 @@ export function reclaimRepository(scope: TenantScope) {
 
   const conflictName = (name: string) => ({ conflict: `a recovery policy named "${name}" already exists` });
 
+  /**
+   * Applies the fields of `patch` that differ from `row` (locked by the caller) at `at`. A new RPO
+   * closes the current schedule segment and opens another; pausing closes it; resuming opens one.
+   * A new retention closes the current retention segment and opens another: it applies to every
+   * snapshot still kept, old and new, as a backup system's would, and what a cut expired stays
+   * expired.
+   */
+  async function change(row: DbPolicyRow, patch: PolicyPatch, at: number): Promise<PolicyView & { changed: string[] }> {
+    const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbPolicyRow])) as PolicyPatch;
+    const changed = Object.keys(changes);
+    if (!changed.length) return { ...(await viewOf(row)), changed };
+    const next: DbPolicyRow = { ...row, ...changes, updated_at: at };
+    await translate(() => scope.update('reclaim_policies', row.id, { ...changes, updated_at: at }), conflictName(next.name));
+    const scheduleChanged = changes.status !== undefined || (changes.rpo_minutes !== undefined && next.status === 'active');
+    if (scheduleChanged) {
+      if (row.status === 'active') await closeSegment(row.id, at);
+      if (next.status === 'active') await openSegment(row.id, at, next.rpo_minutes);
+    }
+    // Kept as history: what a cut expired stays expired when retention is raised again.
+    if (changes.retention_days !== undefined) {
+      await scope.from(RETENTION).where('policy_id', row.id).whereNull('ends_at').update({ ends_at: at });
+      await openRetention(row.id, at, changes.retention_days);
+    }
+    return { ...(await viewOf(next)), changed };
+  }
+
   const policies = {
     async list(filter: { target_kind?: TargetKind; status?: PolicyStatus; limit?: number; cursor?: string }): Promise<Page<ReturnType<typeof policySummaryView>>> {
       const query = scope.from('reclaim_policies');
@@ -222,32 +248,45 @@ export function reclaimRepository(scope: TenantScope) {
     },
 
     /**
-     * A new RPO closes the current schedule segment and opens another at `at`; pausing closes it;
-     * resuming opens one. A new retention closes the current retention segment and opens another:
-     * it applies to every snapshot still kept, old and new, as a backup system's would, and what a
-     * cut expired stays expired.
+     * Changes the given fields at `when` (default now; see change). The retention may only be
+     * raised here or given again: a lower one is a cut, made by shortenRetention once confirmed.
      */
     async update(rawId: string, patch: PolicyPatch, when?: number): Promise<PolicyView & { changed: string[] }> {
       // Locked first and read as it is now: changes to one policy run one after another, each from
-      // the status and schedule the last one left, and the time is taken once the turn has come.
+      // the status, schedule and retention the last one left, and the time is taken once the turn
+      // has come. So a raise that committed while this call waited makes its lower value a cut.
       const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
+      const current = Number(row.retention_days);
+      if (patch.retention_days !== undefined && patch.retention_days < current) {
+        throw new AppError('invalid_arguments',
+          `retention_days: ${patch.retention_days} is below the current ${current}; a cut puts older snapshots out of retention for good, ` +
+          'so it is made with reclaim.shorten_retention, which asks for confirmation first; nothing was changed',
+          { details: { field: 'retention_days', current_retention_days: current } });
+      }
+      return change(row, patch, when ?? Date.now());
+    },
+
+    /**
+     * Lowers the retention (the same value changes nothing) and says what the cut expired: the
+     * snapshots taken between the retention window's start before it and after it, counted as
+     * simulate counts them. Raising is update's.
+     */
+    async shortenRetention(rawId: string, retentionDays: number, when?: number) {
+      const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
+      const previous = Number(row.retention_days);
+      if (retentionDays > previous) {
+        throw new AppError('invalid_arguments',
+          `retention_days: ${retentionDays} is above the current ${previous}; raising the retention expires nothing and is made with reclaim.update_policy; nothing was changed`,
+          { details: { field: 'retention_days', current_retention_days: previous } });
+      }
       const at = when ?? Date.now();
-      const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbPolicyRow])) as PolicyPatch;
-      const changed = Object.keys(changes);
-      if (!changed.length) return { ...(await viewOf(row)), changed };
-      const next: DbPolicyRow = { ...row, ...changes, updated_at: at };
-      await translate(() => scope.update('reclaim_policies', row.id, { ...changes, updated_at: at }), conflictName(next.name));
-      const scheduleChanged = changes.status !== undefined || (changes.rpo_minutes !== undefined && next.status === 'active');
-      if (scheduleChanged) {
-        if (row.status === 'active') await closeSegment(row.id, at);
-        if (next.status === 'active') await openSegment(row.id, at, next.rpo_minutes);
-      }
-      // Kept as history: what a cut expired stays expired when retention is raised again.
-      if (changes.retention_days !== undefined) {
-        await scope.from(RETENTION).where('policy_id', row.id).whereNull('ends_at').update({ ends_at: at });
-        await openRetention(row.id, at, changes.retention_days);
-      }
-      return { ...(await viewOf(next)), changed };
+      const before = await retentionAt(row, at);
+      const policy = await change(row, { retention_days: retentionDays }, at);
+      const after = await retentionAt({ ...row, retention_days: retentionDays }, at);
+      const expired = after.cutoff > before.cutoff
+        ? (await snapshotsAtOrBefore(row.id, after.cutoff - 1)) - (await snapshotsAtOrBefore(row.id, before.cutoff - 1))
+        : 0;
+      return { ...policy, previous_retention_days: previous, expired_snapshots: expired, previous_window_start: iso(before.cutoff)!, window_start: iso(after.cutoff)! };
     },
 
     async delete(rawId: string) {

@@ -9,9 +9,10 @@ export default defineTool({
   description:
     'Changes the given fields of a recovery policy (fields left out stay as they are). A new rpo_minutes starts a new schedule segment ' +
     'now; status paused stops the schedule and active resumes it; earlier segments are kept, so simulations of the past stay correct. ' +
-    'A new retention_days applies to all snapshots still kept, which can put older points out of retention for good: raising it again ' +
-    'later does not bring back what a cut expired; the change is kept in the retention history. Needs policy_id; returns the ' +
-    'policy and the fields that changed. Does not delete or take any backup itself.',
+    'retention_days may only be raised (or given unchanged) here: raising keeps every snapshot still retained for longer and is kept ' +
+    'in the retention history, but brings back none that has already expired. A lower retention_days is refused with ' +
+    'invalid_arguments and nothing is changed: a cut is made with reclaim.shorten_retention, which asks for confirmation. Needs ' +
+    'policy_id; returns the policy and the fields that changed. Does not delete or take any backup itself.',
   scope: 'reclaim.policies.write',
   destructive: false,
   idempotent: true,
