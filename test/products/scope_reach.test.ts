@@ -158,6 +158,42 @@ mcpTest('people: the lifecycle tools show the profile of the person they move on
   }
 });
 
+mcpTest('people: creating and updating a profile shows only what the call wrote to grants that may not read profiles', async (t, server) => {
+  // A manager whose name and reports the writer never sent, and a person it only touches.
+  const manager = await server.db('people_profiles').where({ tenant_id: server.tenants.acme.id, status: 'active' }).whereExists((q) =>
+    q.select(1).from('people_profiles as report').whereRaw('report.manager_id = people_profiles.id')).first('id', 'full_name');
+  const touched = await server.db('people_profiles').where({ tenant_id: server.tenants.acme.id }).whereNot('status', 'offboarded').whereNot('id', manager.id)
+    .whereNotNull('job_title').whereNotNull('manager_id').first('id', 'full_name', 'email', 'job_title', 'location');
+  t.truthy(manager && touched, 'the demo has a manager with reports and a person with a job title and a manager');
+  for (const [scopes, mayRead] of [[['people.profiles.write'], false], [['people.profiles.write', 'people.profiles.read'], true]] as const) {
+    const label = scopes.join(' ');
+    const call = await caller(server, 'people', [...scopes]);
+    const sent = { full_name: `Writer Hire ${scopes.length}`, email: `Writer.Hire.${scopes.length}@ACME.example`, manager_id: manager.id, start_date: day(10) };
+    const created = (await call('people.create_person', sent)).result?.structuredContent;
+    // A change that changes nothing, and one that changes one field, of a person the caller knows only by id.
+    const noop = (await call('people.update_person', { person_id: touched.id, full_name: touched.full_name })).result?.structuredContent;
+    const moved = (await call('people.update_person', { person_id: touched.id, location: `Floor ${scopes.length}` })).result?.structuredContent;
+    t.like(created, { full_name: sent.full_name, email: sent.email.toLowerCase(), manager_id: manager.id, start_date: day(10), status: 'pre_hire' }, label);
+    t.like(noop, { id: touched.id, full_name: touched.full_name }, label);
+    t.like(moved, { id: touched.id, location: `Floor ${scopes.length}` }, label);
+    for (const view of [created, noop, moved]) t.is(view.uri, `portico://people/profiles/${view.id}`, label);
+    if (mayRead) {
+      t.is(created.manager.full_name, manager.full_name, label);
+      t.like(noop, { email: touched.email, job_title: touched.job_title }, label);
+      t.true(typeof moved.direct_reports === 'number' && Array.isArray(moved.onboarding_tasks), label);
+      for (const view of [created, noop, moved]) t.is(view.profile_omitted, undefined, label);
+    } else {
+      const omitted = 'reading the profile needs the scope people.profiles.read';
+      t.deepEqual(Object.keys(created).sort(), ['email', 'full_name', 'id', 'manager_id', 'profile_omitted', 'start_date', 'status', 'uri'], label);
+      t.deepEqual(Object.keys(noop).sort(), ['full_name', 'id', 'profile_omitted', 'uri'], label);
+      t.deepEqual(Object.keys(moved).sort(), ['id', 'location', 'profile_omitted', 'uri'], label);
+      for (const view of [created, noop, moved]) t.is(view.profile_omitted, omitted, label);
+      const text = JSON.stringify([created, noop, moved]);
+      for (const secret of [manager.full_name, touched.email, touched.job_title, touched.location].filter(Boolean)) t.false(text.includes(secret), `${label}: ${secret}`);
+    }
+  }
+});
+
 // ---- business rules found by this session's product review -------------------------------------
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);

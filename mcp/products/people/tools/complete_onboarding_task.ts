@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { personAsGranted } from '../granted.js';
+import { LIFECYCLE_PARTS, personAsGranted } from '../granted.js';
 import type { PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -15,6 +15,6 @@ export default defineTool({
   input: { task_id: z.string().min(1).max(200).describe('Id of the onboarding task (from people.get_person).') },
   handler: async ({ task_id }, context: ToolContext<PeopleRepository>) => {
     const record = await context.repos.lifecycle.completeTask(task_id, context.user.id);
-    return { ...personAsGranted(context, record), uri: context.resourceUri('profiles', record.id) };
+    return { ...personAsGranted(context, record, LIFECYCLE_PARTS), uri: context.resourceUri('profiles', record.id) };
   },
 });

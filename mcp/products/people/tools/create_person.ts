@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { dateArg, dateToMs, textArg } from '../../common.js';
+import { personAsGranted, writtenParts } from '../granted.js';
 import type { PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -9,7 +10,8 @@ export default defineTool({
   description:
     'Creates a person profile: full name and e-mail (unique in the organization), optionally job title, department, location, manager and start date. ' +
     'Status is pre_hire (a new hire, onboard with people.start_onboarding) unless status active is given for someone already working here. ' +
-    'Records a profile_created event in their history and returns the profile. Refuses (conflict) an e-mail already in use. Creates no user account and sends no e-mail.',
+    'Records a profile_created event in their history and returns the profile; a connection that may not read profiles (people.profiles.read) ' +
+    'gets back only the id, the fields it sent and the status. Refuses (conflict) an e-mail already in use. Creates no user account and sends no e-mail.',
   scope: 'people.profiles.write',
   destructive: false,
   input: {
@@ -22,8 +24,9 @@ export default defineTool({
     start_date: dateArg.optional().describe('First working day, YYYY-MM-DD.'),
     status: z.enum(['pre_hire', 'active']).default('pre_hire').describe('pre_hire for a new hire (default), active for someone already working here.'),
   },
-  handler: async ({ start_date, ...rest }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
-    const record = await repos.profiles.create({ ...rest, start_date: start_date === undefined ? undefined : dateToMs(start_date) }, user.id);
-    return { ...record, uri: resourceUri('profiles', record.id) };
+  handler: async (args, context: ToolContext<PeopleRepository>) => {
+    const { start_date, ...rest } = args;
+    const record = await context.repos.profiles.create({ ...rest, start_date: start_date === undefined ? undefined : dateToMs(start_date) }, context.user.id);
+    return { ...personAsGranted(context, record, writtenParts(args)), uri: context.resourceUri('profiles', record.id) };
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { dateArg, dateToMs, textArg } from '../../common.js';
-import { personAsGranted } from '../granted.js';
+import { LIFECYCLE_PARTS, personAsGranted } from '../granted.js';
 import type { PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -22,6 +22,6 @@ export default defineTool({
   },
   handler: async ({ person_id, last_day, reason }, context: ToolContext<PeopleRepository>) => {
     const record = await context.repos.lifecycle.offboard(person_id, { last_day: dateToMs(last_day)!, reason }, context.user.id);
-    return { ...personAsGranted(context, record), uri: context.resourceUri('profiles', record.id) };
+    return { ...personAsGranted(context, record, LIFECYCLE_PARTS), uri: context.resourceUri('profiles', record.id) };
   },
 });

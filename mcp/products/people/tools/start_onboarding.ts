@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { dateArg, dateToMs, textArg } from '../../common.js';
-import { personAsGranted } from '../granted.js';
+import { LIFECYCLE_PARTS, personAsGranted } from '../granted.js';
 import { DEFAULT_CHECKLIST, TASK_OWNERS, type PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -31,6 +31,6 @@ export default defineTool({
   },
   handler: async ({ person_id, start_date, tasks }, context: ToolContext<PeopleRepository>) => {
     const record = await context.repos.lifecycle.startOnboarding(person_id, { start_date: start_date === undefined ? undefined : dateToMs(start_date), tasks }, context.user.id);
-    return { ...personAsGranted(context, record), uri: context.resourceUri('profiles', record.id) };
+    return { ...personAsGranted(context, record, LIFECYCLE_PARTS), uri: context.resourceUri('profiles', record.id) };
   },
 });

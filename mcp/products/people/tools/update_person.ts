@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { dateArg, dateToMs, textArg } from '../../common.js';
+import { personAsGranted, writtenParts } from '../granted.js';
 import type { PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -8,7 +9,8 @@ export default defineTool({
   title: 'Update a person profile',
   description:
     "Changes fields of a person's profile: name, e-mail, job title, department, location, manager (null removes it) or start date; fields left out stay as they are. " +
-    'Records a profile_updated event listing each change (from → to) and returns the profile. ' +
+    'Records a profile_updated event listing each change (from → to) and returns the profile; a connection that may not read profiles (people.profiles.read) ' +
+    'gets back only the id and the fields it sent. ' +
     'Does not change the lifecycle status (use start_onboarding or offboard_person); refuses (conflict) an offboarded person, a duplicate e-mail, and a manager that would create a reporting loop.',
   scope: 'people.profiles.write',
   destructive: false,
@@ -23,8 +25,9 @@ export default defineTool({
     manager_id: z.string().min(1).max(200).nullable().optional().describe('Id of the new manager; null removes the manager.'),
     start_date: dateArg.optional().describe('New start date, YYYY-MM-DD.'),
   },
-  handler: async ({ person_id, start_date, ...rest }, { repos, user, resourceUri }: ToolContext<PeopleRepository>) => {
-    const record = await repos.profiles.update(person_id, { ...rest, start_date: start_date === undefined ? undefined : dateToMs(start_date) }, user.id);
-    return { ...record, uri: resourceUri('profiles', record.id) };
+  handler: async (args, context: ToolContext<PeopleRepository>) => {
+    const { person_id, start_date, ...rest } = args;
+    const record = await context.repos.profiles.update(person_id, { ...rest, start_date: start_date === undefined ? undefined : dateToMs(start_date) }, context.user.id);
+    return { ...personAsGranted(context, record, writtenParts(args)), uri: context.resourceUri('profiles', record.id) };
   },
 });
