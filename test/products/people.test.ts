@@ -1,4 +1,5 @@
 /** people through the MCP pipeline with a real SDK client, on every database. */
+import { randomUUID } from 'node:crypto';
 import type { ExecutionContext } from 'ava';
 import { people } from '../../mcp/products/people/index.js';
 import { DEFAULT_CHECKLIST } from '../../mcp/products/people/repository.js';
@@ -224,4 +225,66 @@ each('the profile resource and the onboarding prompt carry the tenant data', asy
   for (const task of open) t.true(text.includes(`- [${task.owner}] ${task.title} (due ${task.due_date})`));
   t.false(text.includes(DEFAULT_CHECKLIST[0].title));
   t.is((prompt.messages[1].content as { resource: { uri: string } }).resource.uri, `portico://people/profiles/${lucia.id}`);
+});
+
+/** Every page of a person's history, from the first (newest) on, following next_cursor. */
+async function historyPages(t: ExecutionContext, env: ProductEnv, tenant: Tenant, personId: string, limit?: number, between?: () => Promise<void>) {
+  const pages: any[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.ok(t, tenant, ['people.lifecycle.read'], 'people.get_person_history', { person_id: personId, ...(limit ? { limit } : {}), ...(cursor ? { cursor } : {}) });
+    pages.push(page);
+    cursor = page.next_cursor ?? undefined;
+    if (pages.length === 1) await between?.();
+  } while (cursor && pages.length < 100);
+  return pages;
+}
+
+each("get_person_history pages back through 1,200 events, ties in time included, and refuses a cursor from elsewhere", async (t, env) => {
+  const person = await env.ok(t, 'acme', PROFILES, 'people.create_person', { full_name: 'Long History', email: `long.history.${env.kind}@acme.example` });
+  // 1,200 more events after profile_created, 25 to a millisecond, written in no particular order.
+  const tenant = env.server.tenants.acme.id;
+  const at = Date.now();
+  const events = Array.from({ length: 1_200 }, (_, i) => ({
+    id: randomUUID(), tenant_id: tenant, person_id: person.id, sequence: i + 2, kind: 'profile_updated',
+    detail: JSON.stringify({ changes: { location: { from: `room ${i}`, to: `room ${i + 1}` } } }), actor_user_id: null, at: at + Math.floor(i / 25),
+  })).sort((a, b) => a.id.localeCompare(b.id));
+  for (let i = 0; i < events.length; i += 200) await env.server.db('people_lifecycle_events').insert(events.slice(i, i + 200));
+  const all = Array.from({ length: 1_201 }, (_, i) => i + 1);
+  const sequences = (pages: any[]) => [...pages].reverse().flatMap((page) => page.events.map((e: any) => e.sequence));
+
+  const whole = await historyPages(t, env, 'acme', person.id);
+  t.deepEqual(whole.map((page) => page.events.length), [500, 500, 201], 'the default page is 500 events');
+  t.deepEqual(sequences(whole), all, 'newest page first, each page oldest first: every event once, in order');
+  t.deepEqual(whole.map((page) => [page.events_total, page.events_truncated]), [[1_201, true], [1_201, true], [1_201, false]]);
+  t.is(whole.at(-1).next_cursor, null);
+  t.is(whole[2].events[0].kind, 'profile_created');
+
+  // Pages that end inside a millisecond, and a change made while the client pages: it is newer than
+  // the pages still to come, which neither repeat nor skip an event.
+  const small = await historyPages(t, env, 'acme', person.id, 64, async () => {
+    await env.ok(t, 'acme', PROFILES, 'people.update_person', { person_id: person.id, location: 'Meanwhile' });
+  });
+  t.is(small.length, Math.ceil(1_201 / 64));
+  t.deepEqual(sequences(small), all);
+  t.deepEqual((await env.ok(t, 'acme', ['people.lifecycle.read'], 'people.get_person_history', { person_id: person.id, limit: 1 })).events.map((e: any) => e.sequence), [1_202]);
+
+  // A cursor is this person's: a malformed one, one past what a sequence holds, a made-up event,
+  // another person's and another tenant's are refused naming the field.
+  const other = await env.ok(t, 'acme', PROFILES, 'people.create_person', { full_name: 'Short History', email: `short.history.${env.kind}@acme.example` });
+  await env.ok(t, 'acme', PROFILES, 'people.update_person', { person_id: other.id, location: 'Elsewhere' });
+  const foreigner = await env.ok(t, 'globex', PROFILES, 'people.create_person', { full_name: 'Foreign History', email: `foreign.history.${env.kind}@globex.example` });
+  await env.ok(t, 'globex', PROFILES, 'people.update_person', { person_id: foreigner.id, location: 'Abroad' });
+  const cursorOf = async (tenantName: Tenant, id: string) =>
+    (await env.ok(t, tenantName, ['people.lifecycle.read'], 'people.get_person_history', { person_id: id, limit: 1 })).next_cursor as string;
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const refused = [
+    'not-a-cursor', encode([2 ** 31, events[0].id]), encode([5, 'x\u0000']), encode([5, randomUUID()]),
+    await cursorOf('acme', other.id), await cursorOf('globex', foreigner.id),
+  ];
+  for (const cursor of refused) {
+    await assertInvalidArguments(t, env, 'acme', ['people.lifecycle.read'], 'people.get_person_history', { person_id: person.id, cursor }, 'cursor');
+  }
+  await assertInvalidArguments(t, env, 'acme', ['people.lifecycle.read'], 'people.get_person_history', { person_id: person.id, limit: 0 }, 'limit');
+  await assertInvalidArguments(t, env, 'acme', ['people.lifecycle.read'], 'people.get_person_history', { person_id: person.id, limit: 501 }, 'limit');
 });

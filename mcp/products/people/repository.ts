@@ -6,7 +6,7 @@
 import { AppError } from '../../../shared/errors.js';
 import { translate } from '../../../db/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, iso, msToDate, pageOf, whereContains, whereEqualsFolded, type NewRow, type Page } from '../common.js';
+import { DAY_MS, decodeCursor, INT4_MAX, iso, msToDate, pageOf, whereContains, whereEqualsFolded, type NewRow, type Page } from '../common.js';
 
 export const PERSON_STATUSES = ['pre_hire', 'onboarding', 'active', 'offboarded'] as const;
 export const TASK_OWNERS = ['hr', 'it', 'manager', 'person'] as const;
@@ -57,7 +57,7 @@ const PROFILES = 'people_profiles';
 const EVENTS = 'people_lifecycle_events';
 const TASKS = 'people_onboarding_tasks';
 
-/** How many of a person's lifecycle events (the newest) their history shows. */
+/** How many of a person's lifecycle events one page of their history shows, at most and by default. */
 export const HISTORY_SHOWN = 500;
 
 /** The checklist a new hire gets unless the caller brings its own; days are relative to the start date. */
@@ -284,19 +284,29 @@ export function peopleRepository(scope: TenantScope) {
         return { ...(await detail(await reload(row.id))), tasks_cancelled: cancelled, reports_reassigned_to: row.manager_id, reports_reassigned: reports.map((r) => r.id) };
       },
 
-      /** The newest HISTORY_SHOWN events, oldest first: every profile change adds one, so a history has no natural end. */
-      async history(rawId: string) {
+      /**
+       * One page of a person's events, shown oldest first: the newest `limit` before the cursor, keyed
+       * by sequence (then id, as pageOf keys), so pages go back in time. Every profile change adds an
+       * event, so a history has no natural end. A cursor must name one of this person's events: none
+       * pages into another person's (or tenant's) history.
+       */
+      async history(rawId: string, page: { limit?: number; cursor?: string }) {
         const row = await requirePerson(rawId);
-        const newest = (await scope.from<DbLifecycleEventRow>(EVENTS).where(`${EVENTS}.person_id`, row.id)
-          .orderBy('sequence', 'desc').limit(HISTORY_SHOWN + 1)) as DbLifecycleEventRow[];
-        const truncated = newest.length > HISTORY_SHOWN;
-        const events = newest.slice(0, HISTORY_SHOWN).reverse();
-        const counted = truncated ? (await scope.from(EVENTS).where(`${EVENTS}.person_id`, row.id).count({ n: '*' }).first()) as { n: number | string } | undefined : undefined;
+        const ofPerson = scope.from(EVENTS).where(`${EVENTS}.person_id`, row.id);
+        if (page.cursor) {
+          const after = decodeCursor(page.cursor, INT4_MAX);
+          const own = await ofPerson.clone().where(`${EVENTS}.id`, after.id).where(`${EVENTS}.sequence`, after.at).first('id');
+          if (!own) throw new AppError('invalid_arguments', "cursor: not a cursor of this person's history", { details: { field: 'cursor' } });
+        }
+        const { items, next_cursor } = await pageOf<DbLifecycleEventRow>(ofPerson.clone(), EVENTS, { limit: page.limit ?? HISTORY_SHOWN, cursor: page.cursor }, 'sequence', INT4_MAX);
+        const whole = !page.cursor && !next_cursor;
+        const counted = whole ? undefined : (await ofPerson.clone().count({ n: '*' }).first()) as { n: number | string } | undefined;
         return {
           person: { id: row.id, full_name: row.full_name, status: row.status },
-          events: events.map((e) => ({ sequence: e.sequence, kind: e.kind, at: iso(e.at), by: e.actor_user_id, detail: e.detail ? JSON.parse(e.detail) : {} })),
-          events_total: truncated ? Number(counted?.n ?? 0) : events.length,
-          events_truncated: truncated,
+          events: items.reverse().map((e) => ({ sequence: e.sequence, kind: e.kind, at: iso(e.at), by: e.actor_user_id, detail: e.detail ? JSON.parse(e.detail) : {} })),
+          events_total: whole ? items.length : Number(counted?.n ?? 0),
+          events_truncated: next_cursor !== null,
+          next_cursor,
         };
       },
     },
