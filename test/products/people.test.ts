@@ -119,7 +119,7 @@ each('update_person records each change in the history and refuses loops and dup
   const unchanged = await env.ok(t, 'acme', PROFILES, 'people.update_person', { person_id: member.id, job_title: 'Support Engineer' });
   t.is(unchanged.updated_at, updated.updated_at);
 
-  const history = await env.ok(t, 'acme', ['people.lifecycle.read'], 'people.get_person_history', { person_id: member.id });
+  const history = await env.ok(t, 'acme', ['people.lifecycle.read', 'people.profiles.read'], 'people.get_person_history', { person_id: member.id });
   t.deepEqual(history.events.map((e: any) => e.kind), ['profile_created', 'profile_updated']);
   t.deepEqual(history.events[1].detail, { changes: { job_title: { from: null, to: 'Support Engineer' }, department: { from: null, to: 'Support' } } });
   t.is(history.events[1].by, env.server.users['admin@acme.example']);

@@ -194,6 +194,36 @@ mcpTest('people: creating and updating a profile shows only what the call wrote 
   }
 });
 
+mcpTest("people: a person's history shows profile values only to grants that may read profiles", async (t, server) => {
+  const writer = await caller(server, 'people', ['people.profiles.write']);
+  const sent = { full_name: 'Historian Hire', email: 'historian.hire@acme.example', job_title: 'Archivist', department: 'Records', start_date: day(5) };
+  const person = (await writer('people.create_person', sent)).result?.structuredContent;
+  t.truthy(person?.id, 'created');
+  t.truthy((await writer('people.update_person', { person_id: person.id, email: 'h.hire@acme.example', location: 'Vault 7', start_date: day(6) })).result);
+  for (const [scopes, mayRead] of [[['people.lifecycle.read'], false], [['people.lifecycle.read', 'people.profiles.read'], true]] as const) {
+    const label = scopes.join(' ');
+    const history = (await (await caller(server, 'people', [...scopes]))('people.get_person_history', { person_id: person.id })).result?.structuredContent;
+    const [created, updated] = history.events;
+    t.deepEqual(history.events.map((e: { kind: string }) => e.kind), ['profile_created', 'profile_updated'], label);
+    t.like(history.person, { id: person.id, status: 'pre_hire' }, label);
+    if (mayRead) {
+      t.is(history.person.full_name, sent.full_name, label);
+      t.like(created.detail, { status: 'pre_hire', job_title: 'Archivist', department: 'Records' }, label);
+      t.deepEqual(updated.detail.changes.email, { from: sent.email, to: 'h.hire@acme.example' }, label);
+      t.is(history.profile_omitted, undefined, label);
+      continue;
+    }
+    t.is(history.person.full_name, undefined, label);
+    t.is(history.profile_omitted, 'reading the profile needs the scope people.profiles.read', label);
+    // The lifecycle parts stay: the status a profile was created with, a new start date.
+    t.deepEqual(created.detail, { status: 'pre_hire', fields_omitted: ['job_title', 'department'] }, label);
+    t.deepEqual(Object.keys(updated.detail.changes), ['start_date'], label);
+    t.deepEqual([...updated.detail.fields_omitted].sort(), ['email', 'location'], label);
+    const text = JSON.stringify(history);
+    for (const secret of ['Historian', 'historian.hire', 'h.hire', 'Archivist', 'Records', 'Vault 7']) t.false(text.includes(secret), `${label}: ${secret}`);
+  }
+});
+
 // ---- business rules found by this session's product review -------------------------------------
 
 const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
