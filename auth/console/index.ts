@@ -412,7 +412,9 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   // Who asked for a copy of the organization's records, and when, is recorded in them, as a
   // revocation is: before the records are read, so a whole chain's export holds its own record.
   // Where the chain ended then is what `audit verify --file … --checkpoint <it>` checks a file against.
-  const record = { tenantId, userId: viewer.userId, product: 'console', kind: 'auth', name: 'audit.export', args: { format, whole, ...rest }, requestId: viewer.requestId } as const;
+  // The parameters as asked for, then what the export is: a `whole` (or `format`) among them must not
+  // make the record say a whole chain's copy was a selection.
+  const record = { tenantId, userId: viewer.userId, product: 'console', kind: 'auth', name: 'audit.export', args: { ...rest, format, whole }, requestId: viewer.requestId } as const;
   const type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
   const disposition = `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`;
   if (ctx.method === 'HEAD') {

@@ -35,6 +35,28 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`an export's record says whether it was the whole chain, whatever the query string adds [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    const { db } = f.server.portico.context;
+    try {
+      const token = await f.consoleToken('acmeAdmin', 'acme');
+      const chain = await f.api('/audit/export?format=jsonl&whole=false', token, { headers: { 'x-request-id': 'export-chain' } });
+      t.is(chain.headers.get('x-audit-export'), 'chain');
+      await chain.text();
+      const member = await signIn(f, 'ann@acme.example');
+      const selection = await member.request('/api/mcp/audit/export?format=csv&whole=true', { headers: { 'x-request-id': 'export-selection' } });
+      t.is(selection.headers.get('x-audit-export'), 'selection');
+
+      const records = await db('audit_log').where({ tenant_id: f.tenants.acme, name: 'audit.export' }).orderBy('seq');
+      t.deepEqual(records.map((r: Json) => [r.request_id, JSON.parse(r.args_redacted).whole, JSON.parse(r.args_redacted).format]), [
+        ['export-chain', true, 'jsonl'],
+        ['export-selection', false, 'csv'],
+      ]);
+    } finally {
+      await f.close();
+    }
+  });
+
   test(`another site's link to the export page is refused, and a HEAD takes no copy: neither is recorded as an export [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     const { db } = f.server.portico.context;
