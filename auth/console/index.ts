@@ -316,8 +316,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
     router.get(`${base}/audit`, htmlErrors, signedIn, async (ctx) => {
       const viewer = viewerOf(ctx);
+      // Read as the API reads them (a filter given twice is refused, not dropped); the links keep the filters given.
+      const { rows, next, previous } = await auditFor(context.db, viewer, parseAuditQuery(viewer, ctx.query));
       const query = Object.fromEntries(Object.entries(ctx.query).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''));
-      const { rows, next, previous } = await auditFor(context.db, viewer, parseAuditQuery(viewer, query));
       const people = await emailsOf(context.db, rows.map((r) => r.user_id));
       render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, previous, isAdmin: viewer.role === 'admin', people }), 'audit');
     });

@@ -33,4 +33,23 @@ for (const kind of databasesUnderTest()) {
       await f.close();
     }
   });
+
+  test(`a filter given twice is refused on the audit page as by the API, not dropped to show every record [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const browser = await signIn(f, 'admin@acme.example');
+      await browser.request('/api/mcp/audit/export?format=jsonl'); // a record whose outcome is ok
+      for (const query of ['outcome=denied&outcome=denied', 'product=forge&product=', 'connection=a&connection=b']) {
+        const page = await browser.request(`/api/mcp/audit?${query}`);
+        t.is(page.status, 400, query);
+        t.regex(page.text, /Error code <code>invalid_request<\/code>/, query);
+        t.regex(page.text, /may be given once/, query);
+      }
+      const one = await browser.request('/api/mcp/audit?outcome=denied');
+      t.is(one.status, 200);
+      t.regex(one.text, /No audit records match/);
+    } finally {
+      await f.close();
+    }
+  });
 }
