@@ -181,7 +181,11 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         clearSessionCookie(ctx, sessionOptions);
         throw new AppError('unauthenticated', 'sign in again');
       }
-      (ctx.state as ConsoleState).viewer = { userId: user.id, email: user.email, tenant: { id: tenant.tenant_id, slug: tenant.tenant_slug, name: tenant.tenant_name }, role, requestId: ctx.state.requestId };
+      const site = ctx.get('sec-fetch-site');
+      (ctx.state as ConsoleState).viewer = {
+        userId: user.id, email: user.email, tenant: { id: tenant.tenant_id, slug: tenant.tenant_slug, name: tenant.tenant_name }, role, requestId: ctx.state.requestId,
+        startedBy: site === 'cross-site' || site === 'same-site' ? site : undefined,
+      };
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(session));
       await next();
     };

@@ -21,6 +21,11 @@ export interface Viewer {
   /** Present for bearer-token callers: what the token allows. Sessions may do what the role allows. */
   scopes?: ReadonlySet<string>;
   requestId: string;
+  /**
+   * Pages: another site started the request (`Sec-Fetch-Site` `cross-site` or `same-site`: its link),
+   * so what it references is not the person's own doing, and a record of it says so.
+   */
+  startedBy?: 'cross-site' | 'same-site';
 }
 
 export function requireScope(viewer: Viewer, scope: string): void {
@@ -51,9 +56,10 @@ export async function connectionFor(db: Db, viewer: Viewer, rawId: string): Prom
   if (!connection) throw new AppError('not_found', 'no such connection');
   if (connection.tenant_id !== viewer.tenant.id) {
     // DESIGN.md §3: answered 403 and audited as such, in the caller's log (never the other tenant's).
+    // A link on another site that a signed-in person followed names them too: the record says where it came from.
     await appendAudit(db, {
       tenantId: viewer.tenant.id, userId: viewer.userId, product: 'console', kind: 'auth', name: 'console.connection',
-      args: { connection_id: id }, outcome: 'forbidden_cross_tenant', requestId: viewer.requestId,
+      args: viewer.startedBy ? { connection_id: id, started_by: viewer.startedBy } : { connection_id: id }, outcome: 'forbidden_cross_tenant', requestId: viewer.requestId,
     });
     throw new AppError('forbidden_cross_tenant', 'the connection belongs to another organization');
   }

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { startConsole } from './setup.js';
+import { signIn, startConsole } from './setup.js';
 
 type Json = any; // response bodies are asserted field by field
 
@@ -46,6 +46,29 @@ for (const kind of databasesUnderTest()) {
       const records = await db('audit_log').where({ tenant_id: f.tenants.acme, outcome: 'forbidden_cross_tenant' }).select('name', 'product');
       t.deepEqual(records, [{ name: 'console.connection', product: 'console' }, { name: 'console.connection', product: 'console' }], "one record per refusal, in acme's log");
       t.is((await db('audit_log').where({ tenant_id: f.tenants.globex, outcome: 'forbidden_cross_tenant' })).length, 0, "nothing in the victim's log");
+    } finally {
+      await f.close();
+    }
+  });
+
+  test(`a reference into another organization that another site's link started is recorded as started there, not as the person's own [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const { db } = f.server.portico.context;
+      const admin = await signIn(f, 'admin@acme.example');
+      const foreign = f.forge.globexAdmin.connection.id;
+      const navigate = { 'sec-fetch-mode': 'navigate' };
+      t.is((await admin.request(`/api/mcp/connections/${foreign}`, { headers: { ...navigate, 'sec-fetch-site': 'cross-site' } })).status, 403);
+      t.is((await admin.request(`/api/mcp/audit?connection=${foreign}`, { headers: { ...navigate, 'sec-fetch-site': 'same-site' } })).status, 403);
+      t.is((await admin.request(`/api/mcp/connections/${foreign}/revoke`, { headers: { ...navigate, 'sec-fetch-site': 'none' } })).status, 403);
+      t.is((await admin.request(`/api/mcp/connections/${foreign}`)).status, 403);
+      const records = await db('audit_log').where({ tenant_id: f.tenants.acme, outcome: 'forbidden_cross_tenant' }).orderBy('seq').select('user_id', 'args_redacted');
+      t.deepEqual(records.map((r: Json) => [r.user_id, JSON.parse(r.args_redacted)]), [
+        [f.users.acmeAdmin, { connection_id: foreign, started_by: 'cross-site' }],
+        [f.users.acmeAdmin, { connection_id: foreign, started_by: 'same-site' }],
+        [f.users.acmeAdmin, { connection_id: foreign }],
+        [f.users.acmeAdmin, { connection_id: foreign }],
+      ]);
     } finally {
       await f.close();
     }
