@@ -173,8 +173,7 @@ export class McpHost {
         throw error;
       }
 
-      // Closing a session is never refused: a client that was told to slow down may still clean up.
-      const retryAfter = ctx.method === 'DELETE' ? 0 : this.limiter.hit(principal.connectionId);
+      const retryAfter = unlimited(ctx.method, message) ? 0 : this.limiter.hit(principal.connectionId);
       if (retryAfter) {
         const error = new AppError('rate_limited', `too many requests on this connection; retry in ${retryAfter} s`, { headers: { 'Retry-After': String(retryAfter) } });
         // The first call refused in a window is audited, so the tenant sees that the limit was
@@ -547,6 +546,18 @@ export class McpHost {
   async close(): Promise<void> {
     await this.sessions.closeAll();
   }
+}
+
+/**
+ * What the rate limit neither counts nor refuses: a client that was told to slow down may still
+ * close its session (DELETE), stop a call (notifications/cancelled) and answer the server's own
+ * request, which starts no work: refused, the person's answer to a confirmation the server asked
+ * for would be lost, and the call admitted before would end as if the person never answered.
+ */
+function unlimited(method: string, message: Record<string, any> | undefined): boolean {
+  if (method === 'DELETE') return true;
+  if (!message) return false;
+  return message.method === undefined || (message.method === 'notifications/cancelled' && message.id === undefined);
 }
 
 function idOf(message: Record<string, any> | undefined): string | number | null {
