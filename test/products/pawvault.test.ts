@@ -184,3 +184,18 @@ each('the pet resource and the vet-visit prompt carry the household data', async
   t.notRegex(text, /Amoxicillin/);
   t.regex(text, /Allergic to chicken/);
 });
+
+each('a weight is kept to the gram on both databases, and a weight below a gram is refused, never internal', async (t, env) => {
+  // PostgreSQL keeps weight_kg as real (float4): 1e-50 underflowed it (the call failed as internal)
+  // and 12.345678901 came back as 12.345679 there but as given on SQLite.
+  const pet = await env.ok(t, 'acme', PETS, 'pawvault.add_pet', { name: 'Grams', species: 'bird', weight_kg: 0.035 });
+  t.is(pet.weight_kg, 0.035);
+  t.is((await env.ok(t, 'acme', PETS, 'pawvault.get_pet', { pet_id: pet.id })).weight_kg, 0.035);
+  t.is((await env.ok(t, 'acme', PETS, 'pawvault.update_pet', { pet_id: pet.id, weight_kg: 999.999 })).weight_kg, 999.999);
+  for (const weight_kg of [1e-50, 0.0004, 12.345678901]) {
+    await assertInvalidArguments(t, env, 'acme', PETS, 'pawvault.add_pet', { name: 'Feather', species: 'bird', weight_kg }, 'weight_kg');
+    await assertInvalidArguments(t, env, 'acme', PETS, 'pawvault.update_pet', { pet_id: pet.id, weight_kg }, 'weight_kg');
+  }
+  t.falsy(await petNamed(env, 'acme', 'Feather'));
+  t.is((await env.ok(t, 'acme', PETS, 'pawvault.get_pet', { pet_id: pet.id })).weight_kg, 999.999);
+});

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { dateArg, dateToMs, textArg } from '../../common.js';
+import { weightKgArg } from '../args.js';
 import { SEXES, SPECIES, type PawvaultRepository } from '../repository.js';
 
 export default defineTool({
@@ -18,7 +19,7 @@ export default defineTool({
     sex: z.enum(SEXES).optional().describe('female, male or unknown.'),
     birth_date: dateArg.optional().describe('Birth date, YYYY-MM-DD (an estimate is fine).'),
     microchip_number: z.string().trim().regex(/^[0-9A-Za-z]{9,15}$/, 'must be 9 to 15 letters or digits').optional().describe('Microchip number (ISO 11784 chips have 15 digits).'),
-    weight_kg: z.number().positive().max(1000).optional().describe('Weight in kilograms.'),
+    weight_kg: weightKgArg.optional(),
     notes: z.string().trim().max(2000).optional().describe('Allergies, temperament, diet...'),
   },
   handler: async ({ birth_date, ...rest }, { repos, resourceUri }: ToolContext<PawvaultRepository>) => {

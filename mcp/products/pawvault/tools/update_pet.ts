@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { dateArg, dateToMs, textArg } from '../../common.js';
+import { MAX_WEIGHT_KG, weightKgArg } from '../args.js';
 import { SEXES, SPECIES, type PawvaultRepository } from '../repository.js';
 
 export default defineTool({
@@ -20,7 +21,7 @@ export default defineTool({
     sex: z.enum(SEXES).nullable().optional().describe('New sex; null clears it.'),
     birth_date: dateArg.nullable().optional().describe('New birth date, YYYY-MM-DD; null clears it.'),
     microchip_number: z.string().trim().regex(/^[0-9A-Za-z]{9,15}$/, 'must be 9 to 15 letters or digits').nullable().optional().describe('New microchip number; null clears it.'),
-    weight_kg: z.number().positive().max(1000).nullable().optional().describe('New weight in kilograms; null clears it.'),
+    weight_kg: weightKgArg.nullable().optional().describe(`New weight in kilograms (0.001-${MAX_WEIGHT_KG}, at most three decimals); null clears it.`),
     notes: z.string().trim().max(2000).nullable().optional().describe('New notes; null clears them.'),
   },
   handler: async ({ pet_id, birth_date, ...rest }, { repos, resourceUri }: ToolContext<PawvaultRepository>) => {
