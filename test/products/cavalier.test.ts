@@ -321,3 +321,28 @@ each('the demo data differs between acme and globex', async (t, env) => {
   t.false(titles(globex).includes('Anvil supply contract 2027'));
   t.true(titles(globex).includes('Plant automation audit'));
 });
+
+each('a quote of a lost deal is not sent or accepted any more; it can still be rejected', async (t, env) => {
+  // create_quote refuses a lost deal ("nothing more is offered on it"), but a quote made while the
+  // deal was open could still be sent, and accepted, after the deal was closed as lost.
+  const both = [...QUOTES, ...DEALS];
+  const deal = await env.ok(t, 'acme', DEALS, 'cavalier.create_deal', { title: 'Lost after quoting', customer: 'Initech', currency: 'EUR', value_minor: 5_000 });
+  const quote = (lines: number) => env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', {
+    deal_id: deal.id, currency: 'EUR', line_items: [{ description: 'TPS reports', quantity: lines, unit_price_minor: 100 }],
+  });
+  const draft = await quote(1);
+  const sent = await quote(2);
+  const toReject = await quote(3);
+  for (const id of [sent.id, toReject.id]) await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: id, status: 'sent' });
+  await okConfirmed(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'lost' });
+
+  const refusedSend = await assertToolError(t, env, 'acme', both, 'cavalier.update_quote_status', { quote_id: draft.id, status: 'sent' }, 'conflict');
+  t.regex(refusedSend.message, /was lost/);
+  const refusedAccept = await assertConfirmedToolError(t, env, 'acme', both, 'cavalier.record_quote_decision', { quote_id: sent.id, decision: 'accepted' }, 'conflict');
+  t.regex(refusedAccept.message, /was lost/);
+  const statuses = async () => (await env.server.db('cavalier_quotes').whereIn('id', [draft.id, sent.id, toReject.id]).orderBy('total_minor')).map((q: any) => q.status);
+  t.deepEqual(await statuses(), ['draft', 'sent', 'sent'], 'nothing was changed');
+  const rejected = await okConfirmed(t, env, 'acme', both, 'cavalier.record_quote_decision', { quote_id: toReject.id, decision: 'rejected' });
+  t.like(rejected, { status: 'rejected', previous_status: 'sent' });
+  t.deepEqual(await statuses(), ['draft', 'sent', 'rejected']);
+});

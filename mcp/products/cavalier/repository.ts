@@ -437,6 +437,15 @@ export function cavalierRepository(scope: TenantScope) {
       // a move from the status it left, a quote deleted meanwhile is not_found.
       const row = await scope.requireLocked<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
       if (!QUOTE_TRANSITIONS[row.status].includes(status)) refuseTransition('quote', 'status', row.status, status, QUOTE_TRANSITIONS[row.status]);
+      // Nothing more is offered on a lost deal (create_quote): its quotes are not sent, nor
+      // accepted, any more; rejecting one still records what happened. The deal is read as it
+      // is now, locked FOR SHARE as create_quote locks it, so a close waits for this move.
+      if ((status === 'sent' || status === 'accepted') && row.deal_id !== null) {
+        const deal = await scope.lock<DbDealRow>('cavalier_deals', row.deal_id, 'share');
+        if (deal?.stage === 'lost') {
+          throw new AppError('conflict', `the deal ${deal.id} was lost; its quotes can no longer be ${status}, only rejected`, { details: { field: 'quote_id', deal_stage: deal.stage } });
+        }
+      }
       // An offer past its last valid day can be rejected, not accepted.
       if (status === 'accepted' && row.valid_until !== null && Number(row.valid_until) < startOfToday()) {
         throw new AppError('conflict', `the quote expired on ${msToDate(Number(row.valid_until))}; create a new quote to accept`, { details: { valid_until: msToDate(Number(row.valid_until)) } });

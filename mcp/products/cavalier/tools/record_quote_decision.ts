@@ -9,7 +9,7 @@ export default defineTool({
     'Records that the customer accepted or rejected a sent quote, and when. The decision is final: the quote can never change status ' +
     'again, and an accepted quote can no longer be deleted. So this is destructive: the first call returns confirmation_required and ' +
     'the decision is recorded only when the same call is repeated with confirmed: true. A quote that is not sent is refused with code ' +
-    'conflict, and so is accepting one past its valid_until (it can still be rejected). Needs quote_id and decision; returns the quote ' +
+    'conflict, and so is accepting one past its valid_until or one whose deal was lost (either can still be rejected). Needs quote_id and decision; returns the quote ' +
     'with previous_status. Only records the decision: it contacts no one.',
   scope: 'cavalier.quotes.write',
   destructive: true,

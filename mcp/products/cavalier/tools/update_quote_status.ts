@@ -7,7 +7,7 @@ export default defineTool({
   title: 'Change a quote\'s status',
   description:
     'Marks a draft quote as sent, recording when. Any other move (e.g. back to draft) is refused with code conflict naming the allowed ' +
-    'next statuses. The customer\'s answer, accepted or rejected, is final and is recorded with cavalier.record_quote_decision, which asks ' +
+    'next statuses, and so is sending a quote whose deal was lost. The customer\'s answer, accepted or rejected, is final and is recorded with cavalier.record_quote_decision, which asks ' +
     'for confirmation. Needs quote_id and the new status; returns the updated quote with previous_status. Only records the status: it ' +
     'does not e-mail or otherwise deliver the quote to the customer.',
   scope: 'cavalier.quotes.write',
