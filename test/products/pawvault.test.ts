@@ -199,3 +199,14 @@ each('a weight is kept to the gram on both databases, and a weight below a gram 
   t.falsy(await petNamed(env, 'acme', 'Feather'));
   t.is((await env.ok(t, 'acme', PETS, 'pawvault.get_pet', { pet_id: pet.id })).weight_kg, 999.999);
 });
+
+each('a birth date in the future is refused naming birth_date, as a dose given in the future is', async (t, env) => {
+  // It was stored, and the pet read as 0 years old (age_years is never negative).
+  await assertInvalidArguments(t, env, 'acme', PETS, 'pawvault.add_pet', { name: 'Unborn', species: 'cat', birth_date: day(1) }, 'birth_date');
+  await assertInvalidArguments(t, env, 'acme', PETS, 'pawvault.add_pet', { name: 'Unborn', species: 'cat', birth_date: '9999-12-31' }, 'birth_date');
+  t.falsy(await petNamed(env, 'acme', 'Unborn'));
+  const pet = await env.ok(t, 'acme', PETS, 'pawvault.add_pet', { name: 'Newborn', species: 'cat', birth_date: day(0) });
+  t.like(pet, { birth_date: day(0), age_years: 0 });
+  await assertInvalidArguments(t, env, 'acme', PETS, 'pawvault.update_pet', { pet_id: pet.id, birth_date: day(30) }, 'birth_date');
+  t.is((await env.ok(t, 'acme', PETS, 'pawvault.get_pet', { pet_id: pet.id })).birth_date, day(0));
+});

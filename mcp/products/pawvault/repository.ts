@@ -138,6 +138,11 @@ export interface PetFields {
   notes?: string | null;
 }
 
+/** A birth date is a day that has come (UTC, as a dose's administered_on): a later one is refused, never read as age 0. */
+function refuseUnborn(birthDate: number | null | undefined): void {
+  if (birthDate != null && birthDate > today()) throw new AppError('invalid_arguments', 'birth_date: cannot be in the future', { details: { field: 'birth_date' } });
+}
+
 export function pawvaultRepository(scope: TenantScope) {
   const requirePet = (rawId: string) => scope.require<DbPetRow>(PETS, rawId, 'pet');
   const ofPet = <Row>(table: string, petId: string, dateColumn: string, limit: number) =>
@@ -171,6 +176,7 @@ export function pawvaultRepository(scope: TenantScope) {
       },
 
       async add(input: PetFields & { name: string; species: Species }) {
+        refuseUnborn(input.birth_date);
         const now = Date.now();
         const row = await scope.insert<NewRow<DbPetRow>>(PETS, {
           name: input.name, species: input.species, breed: input.breed ?? null, sex: input.sex ?? null, birth_date: input.birth_date ?? null,
@@ -180,6 +186,7 @@ export function pawvaultRepository(scope: TenantScope) {
       },
 
       async update(rawId: string, patch: PetFields) {
+        refuseUnborn(patch.birth_date);
         // Locked first and read as it is now: a pet deleted while this call waited is not_found.
         const pet = await scope.requireLocked<DbPetRow>(PETS, rawId, 'pet');
         const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));

@@ -17,7 +17,7 @@ export default defineTool({
     species: z.enum(SPECIES).describe('dog, cat, rabbit, bird, reptile or other.'),
     breed: textArg(100).optional().describe('Breed.'),
     sex: z.enum(SEXES).optional().describe('female, male or unknown.'),
-    birth_date: dateArg.optional().describe('Birth date, YYYY-MM-DD (an estimate is fine).'),
+    birth_date: dateArg.optional().describe('Birth date, YYYY-MM-DD (an estimate is fine); not in the future.'),
     microchip_number: z.string().trim().regex(/^[0-9A-Za-z]{9,15}$/, 'must be 9 to 15 letters or digits').optional().describe('Microchip number (ISO 11784 chips have 15 digits).'),
     weight_kg: weightKgArg.optional(),
     notes: z.string().trim().max(2000).optional().describe('Allergies, temperament, diet...'),

@@ -19,7 +19,7 @@ export default defineTool({
     species: z.enum(SPECIES).optional().describe('New species.'),
     breed: textArg(100).nullable().optional().describe('New breed; null clears it.'),
     sex: z.enum(SEXES).nullable().optional().describe('New sex; null clears it.'),
-    birth_date: dateArg.nullable().optional().describe('New birth date, YYYY-MM-DD; null clears it.'),
+    birth_date: dateArg.nullable().optional().describe('New birth date, YYYY-MM-DD, not in the future; null clears it.'),
     microchip_number: z.string().trim().regex(/^[0-9A-Za-z]{9,15}$/, 'must be 9 to 15 letters or digits').nullable().optional().describe('New microchip number; null clears it.'),
     weight_kg: weightKgArg.nullable().optional().describe(`New weight in kilograms (0.001-${MAX_WEIGHT_KG}, at most three decimals); null clears it.`),
     notes: z.string().trim().max(2000).nullable().optional().describe('New notes; null clears them.'),
