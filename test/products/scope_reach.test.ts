@@ -292,3 +292,23 @@ mcpTest('cavalier: no quote is made for a lost deal', async (t, server) => {
   t.regex(quote.result.structuredContent.message, /was lost/);
   t.is(Number((await server.db('cavalier_quotes').count({ n: '*' }).first())?.n), before);
 });
+
+mcpTest('aegis: the triage prompt (findings) shows how the scan ran only to grants that may read scans', async (t, server) => {
+  // The prompt embedded the whole scan (who started it, checks run, subjects examined), which
+  // aegis.get_scan shows only with aegis.scans.read; findings.read alone sees the findings.
+  const prompt = async (scopes: string[]) => {
+    const response = await (await session(server, 'aegis', scopes))('prompts/get', { name: 'aegis.triage_findings', arguments: {} });
+    t.is(response.status, 200, response.text);
+    const embedded = response.body.result.messages.find((m: any) => m.content.type === 'resource');
+    return JSON.parse(embedded.content.resource.text) as Record<string, unknown>;
+  };
+  const findingsOnly = await prompt(['aegis.findings.read']);
+  for (const part of ['checks_run', 'subjects_examined', 'started_by', 'completed_at']) t.false(part in findingsOnly, part);
+  t.regex(String(findingsOnly.run_omitted), /aegis\.scans\.read/);
+  t.true(Array.isArray(findingsOnly.findings) && findingsOnly.findings.length > 0, 'the findings are shown');
+  t.truthy(findingsOnly.open_findings, 'their counts too');
+  const both = await prompt(['aegis.findings.read', 'aegis.scans.read']);
+  t.is(typeof both.checks_run, 'number');
+  t.truthy(both.started_by);
+  t.is(both.run_omitted, undefined);
+});

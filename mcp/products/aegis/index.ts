@@ -5,7 +5,7 @@ import { TenantScope } from '../../../db/tenant_scope.js';
 import { AppError } from '../../../shared/errors.js';
 import { defineProduct, definePrompt, defineResource, type ToolContext } from '../../../shared/catalog.js';
 import { granted } from '../common.js';
-import { aegisRepository, type AegisRepository } from './repository.js';
+import { aegisRepository, type AegisRepository, type ScanView } from './repository.js';
 import deleteScan from './tools/delete_scan.js';
 import getFinding from './tools/get_finding.js';
 import getScan from './tools/get_scan.js';
@@ -38,17 +38,33 @@ const findingResource = defineResource<AegisRepository>({
   read: (id, { repos }) => repos.findings.get(id),
 });
 
+/** How a scan ran (who started it, when it ended, what it checked): aegis.scans.read's to show (aegis.get_scan). */
+const SCAN_RUN = ['status', 'checks_run', 'subjects_examined', 'started_by', 'completed_at'] as const;
+
+/**
+ * A scan as a findings prompt may show it: its findings and their counts (aegis.findings.read)
+ * always; how it ran only with aegis.scans.read, `run_omitted` naming that scope otherwise.
+ */
+function scanAsGranted(context: ToolContext<AegisRepository>, scan: ScanView): Record<string, unknown> {
+  if (granted(context, 'aegis.scans.read')) return scan;
+  const shown: Record<string, unknown> = { ...scan };
+  for (const part of SCAN_RUN) delete shown[part];
+  return { ...shown, run_omitted: 'reading how the scan ran (who started it, checks run, subjects examined) needs the scope aegis.scans.read' };
+}
+
 const triageFindings = definePrompt({
   name: 'aegis.triage_findings',
   title: 'Triage posture findings',
   description:
     'Embeds the open findings of a scan (default: the latest) and asks for a triage: what to fix first and why, who should act, ' +
-    'which findings are acceptable risks, and which to resolve with aegis.resolve_finding once fixed.',
+    'which findings are acceptable risks, and which to resolve with aegis.resolve_finding once fixed. How the scan ran (who started it, checks run, ' +
+    'subjects examined) is embedded only for connections that may read scans (aegis.scans.read).',
   scope: 'aegis.findings.read',
   args: {
     scan_id: z.string().max(100).optional().describe('The scan to triage; default: the latest scan.'),
   },
-  async get({ scan_id }, { repos, resourceUri }: ToolContext<AegisRepository>) {
+  async get({ scan_id }, context: ToolContext<AegisRepository>) {
+    const { repos, resourceUri } = context;
     const scan = scan_id ? await repos.scans.get(scan_id) : await repos.scans.latest().then((row) => row && repos.scans.get(row.id));
     if (!scan) throw new AppError('not_found', 'no scan has run in this organization yet; run aegis.start_scan first');
     const { findings, truncated } = await repos.findings.ofScan(scan.id, { status: 'open' }, 200);
@@ -64,7 +80,7 @@ const triageFindings = definePrompt({
         'Do not call aegis.resolve_finding until the person confirms the cause was fixed; quote the finding ids you refer to.',
       ].join('\n');
     return [
-      { role: 'user', content: { type: 'resource', resource: { uri: resourceUri('scans', scan.id), mimeType: 'application/json', text: JSON.stringify({ ...scan, findings, findings_truncated: truncated }, null, 2) } } },
+      { role: 'user', content: { type: 'resource', resource: { uri: resourceUri('scans', scan.id), mimeType: 'application/json', text: JSON.stringify({ ...scanAsGranted(context, scan), findings, findings_truncated: truncated }, null, 2) } } },
       { role: 'user', content: { type: 'text', text } },
     ];
   },
