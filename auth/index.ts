@@ -88,13 +88,17 @@ export function authMount(options: AuthMountOptions): Mount {
       })());
     });
     provider.on('server_error', (ctx: { state?: Partial<PorticoState> }, err: unknown) => log.error('oauth server error', { request_id: requestIdOf(ctx), err }));
-    // A registration body streamed without Content-Length past oidc-provider's own read cap fails
-    // its parse ("failed to parse the request body", 400): noted, so registrationGuard answers it
-    // as the oversized body it is (413), like any other (docs/auth.md, "registration abuse").
+    // A body streamed without Content-Length past oidc-provider's own read cap fails its parse
+    // ("failed to parse the request body", 400): noted, so registrationGuard and formBodyGuard
+    // answer it as the oversized body it is (413), like a declared one (docs/auth.md).
     const overRead = new WeakSet<object>();
-    provider.on('registration_create.error', (ctx: object, error: { cause?: unknown }) => {
+    const noteOverRead = (ctx: object, error: { cause?: unknown }) => {
       if (error.cause instanceof Error && error.cause.message === 'request entity too large') overRead.add(ctx);
-    });
+    };
+    provider.on('registration_create.error', noteOverRead);
+    provider.on('grant.error', noteOverRead);
+    provider.on('revocation.error', noteOverRead);
+    provider.on('introspection.error', noteOverRead);
 
     provider.use(async (ctx, next) => {
       await next();
@@ -123,7 +127,7 @@ export function authMount(options: AuthMountOptions): Mount {
     const dispatch = compose(provider.middleware as Koa.Middleware[]);
     app.use(registrationGuard(context, options.registrationsPerMinute ?? 20, (ctx) => overRead.has(ctx)));
     app.use(methodGuard);
-    app.use(formBodyGuard);
+    app.use(formBodyGuard((ctx) => overRead.has(ctx)));
     app.use(interactionRoutes(provider, context, resources));
     app.use(errorReturns(provider));
     // The provider's per-request context is switched off between its requests (provider_storage.ts).
@@ -257,18 +261,26 @@ const methodGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
 };
 
 /**
- * A declared body over oidc-provider's cap at the token, revocation and introspection endpoints
- * is answered 413 payload_too_large (DESIGN.md §7), as everywhere else; the provider would read
- * up to its cap and then call it "failed to parse the request body" (400).
+ * A body over oidc-provider's cap at the token, revocation and introspection endpoints is answered
+ * 413 payload_too_large (DESIGN.md §7), as everywhere else, whether declared in Content-Length
+ * (refused unread) or streamed without it (`overRead`: the provider read up to its cap): the
+ * provider would call it "failed to parse the request body" (400).
  */
-const formBodyGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
-  if (ctx.method !== 'POST' || !FORM_ENDPOINTS.has(routedPath(ctx.path)) || Number(ctx.get('content-length') || 0) <= PROVIDER_BODY_LIMIT) return next();
-  readableByScripts(ctx);
-  ctx.status = 413;
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('Connection', 'close');
-  ctx.body = { error: 'payload_too_large', error_description: `request bodies here are at most ${PROVIDER_BODY_LIMIT} bytes`, request_id: ctx.state.requestId };
-};
+function formBodyGuard(overRead: (ctx: object) => boolean): Koa.Middleware<PorticoState> {
+  const tooLarge = (ctx: Koa.ParameterizedContext<PorticoState>) => {
+    readableByScripts(ctx);
+    ctx.status = 413;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Connection', 'close');
+    ctx.body = { error: 'payload_too_large', error_description: `request bodies here are at most ${PROVIDER_BODY_LIMIT} bytes`, request_id: ctx.state.requestId };
+  };
+  return async (ctx, next) => {
+    if (ctx.method !== 'POST' || !FORM_ENDPOINTS.has(routedPath(ctx.path))) return next();
+    if (Number(ctx.get('content-length') || 0) > PROVIDER_BODY_LIMIT) return tooLarge(ctx);
+    await next();
+    if (overRead(ctx)) tooLarge(ctx);
+  };
+}
 
 /** Runs a middleware list on the given context, then `next` (koa-compose, which koa-mount uses). */
 function compose(middleware: Koa.Middleware[]): (ctx: Koa.Context, next: Koa.Next) => Promise<void> {
