@@ -227,7 +227,9 @@ const ENDPOINT_METHODS = new Map<string, string[]>([
   [ROUTES.revocation, ['POST', 'OPTIONS']],
   [ROUTES.introspection, ['POST', 'OPTIONS']],
   [ROUTES.registration, ['POST', 'OPTIONS']],
-  [ROUTES.authorization, ['GET', 'POST']],
+  // GET only: oidc-provider answers POST here only with enableHttpPostMethods, which Portico leaves
+  // off (a cross-site POST carries no SameSite=Lax session cookie); a POST was a 404 "no route".
+  [ROUTES.authorization, ['GET']],
   [ROUTES.jwks, ['GET', 'HEAD', 'OPTIONS']],
   ...DISCOVERY.map((path): [string, string[]] => [path, ['GET', 'HEAD', 'OPTIONS']]),
 ]);

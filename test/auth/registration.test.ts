@@ -117,13 +117,23 @@ for (const kind of databasesUnderTest()) {
       const small = await fetch(`${server.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&client_id=x&refresh_token=y' });
       t.is(small.status, 401);
       // A method an endpoint does not answer is 405 with Allow, as on every other route, not a 404.
-      for (const [method, path, allow] of [['GET', '/oauth/token', 'POST, OPTIONS'], ['PUT', '/oauth/revoke', 'POST, OPTIONS'], ['GET', '/oauth/introspect', 'POST, OPTIONS'], ['GET', '/oauth/register', 'POST, OPTIONS'], ['DELETE', '/oauth/authorize', 'GET, POST'], ['POST', '/oauth/jwks', 'GET, HEAD, OPTIONS'], ['DELETE', '/.well-known/oauth-authorization-server', 'GET, HEAD, OPTIONS']] as const) {
+      for (const [method, path, allow] of [['GET', '/oauth/token', 'POST, OPTIONS'], ['PUT', '/oauth/revoke', 'POST, OPTIONS'], ['GET', '/oauth/introspect', 'POST, OPTIONS'], ['GET', '/oauth/register', 'POST, OPTIONS'], ['DELETE', '/oauth/authorize', 'GET'], ['POST', '/oauth/authorize', 'GET'], ['POST', '/oauth/jwks', 'GET, HEAD, OPTIONS'], ['DELETE', '/.well-known/oauth-authorization-server', 'GET, HEAD, OPTIONS']] as const) {
         const response = await fetch(`${server.url}${path}`, { method });
         t.is(response.status, 405, `${method} ${path}`);
         t.is(response.headers.get('allow'), allow, `${method} ${path}`);
         t.is(((await response.json()) as { error: string }).error, 'method_not_allowed', `${method} ${path}`);
       }
       t.is((await fetch(`${server.url}/oauth/jwks`)).status, 200);
+      // An authorization request sent as a form POST (OAuth 2.1 §4.1.1 lets a server offer it;
+      // Portico does not) is told to use GET, not answered 404 "no route" as if the endpoint did not exist.
+      const posted = await fetch(`${server.url}/oauth/authorize`, {
+        method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_id=x&response_type=code&scope=forge.chat.read',
+      });
+      t.is(posted.status, 405);
+      t.is(posted.headers.get('allow'), 'GET');
+      const refusal = (await posted.json()) as { error: string; error_description: string };
+      t.is(refusal.error, 'method_not_allowed');
+      t.is(refusal.error_description, 'POST is not supported here; use GET');
     } finally {
       await server.close();
     }
@@ -163,7 +173,7 @@ for (const kind of databasesUnderTest()) {
       // Each 405 with the endpoint's CORS, as under its own spelling: registration's is `*`, the authorization endpoint has none.
       for (const [method, path, allow, origin] of [
         ['GET', '/OAUTH/TOKEN', 'POST, OPTIONS', 'https://app.example'], ['PUT', '/oauth/revoke/', 'POST, OPTIONS', 'https://app.example'],
-        ['GET', '/oauth/Register/', 'POST, OPTIONS', '*'], ['DELETE', '/OAUTH/AUTHORIZE', 'GET, POST', null], ['POST', '/oauth/JWKS/', 'GET, HEAD, OPTIONS', 'https://app.example'],
+        ['GET', '/oauth/Register/', 'POST, OPTIONS', '*'], ['DELETE', '/OAUTH/AUTHORIZE', 'GET', null], ['POST', '/oauth/Authorize/', 'GET', null], ['POST', '/oauth/JWKS/', 'GET, HEAD, OPTIONS', 'https://app.example'],
       ] as const) {
         const response = await fetch(`${server.url}${path}`, { method, headers: { origin: 'https://app.example' } });
         t.is(response.status, 405, `${method} ${path}`);
