@@ -52,7 +52,7 @@ export function routedPath(path: string): string {
   return trimmed.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
 
-/** The claims and the scopes that release them (each a scope oidc-provider supports). */
+/** The claims and the scopes that release them (each a scope oidc-provider supports; CLAIM_SCOPES in resources.ts names the ones besides openid). */
 const CLAIMS = { openid: ['sub'], email: ['email'] };
 
 export function createProvider(context: PorticoContext, resources: ResourceRegistry, jwks: PrivateJwks, options: ProviderOptions): Provider {

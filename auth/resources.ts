@@ -21,6 +21,13 @@ export interface ProtectedResource {
 /** OIDC scopes the server also knows; they never name a resource. */
 export const OIDC_SCOPES = ['openid', 'offline_access'];
 
+/**
+ * The scopes of the claims auth/provider.ts releases besides `sub` (its CLAIMS): registration
+ * accepts them (test/auth/registration_claim_scope.test.ts), and they name no resource either.
+ * Consent does not grant them (auth/interactions.ts: only the resource's scopes and OIDC_SCOPES).
+ */
+export const CLAIM_SCOPES = ['email'];
+
 export class ResourceRegistry {
   constructor(private readonly catalog: Catalog, private readonly config: Pick<Config, 'mcpUrl' | 'apiUrl'>) {}
 
@@ -55,7 +62,7 @@ export class ResourceRegistry {
   impliedBy(scopes: Iterable<string>): { resource?: ProtectedResource; products: string[] } {
     const products = new Set<string>();
     for (const scope of scopes) {
-      if (!scope || OIDC_SCOPES.includes(scope)) continue;
+      if (!scope || OIDC_SCOPES.includes(scope) || CLAIM_SCOPES.includes(scope)) continue;
       products.add(this.productOfScope(scope) ?? `unknown:${scope}`);
     }
     const list = [...products];

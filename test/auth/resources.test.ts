@@ -69,11 +69,18 @@ for (const kind of databasesUnderTest()) {
       const principal = await authenticateBearer(server.portico.context.db, tokens.accessToken, server.forge);
       t.is(principal.resource, server.forge);
       t.deepEqual([...principal.scopes].sort(), ['forge.chat.read', 'forge.chat.write']);
+      // `email`, a scope registration accepts, names no product either: it does not make the
+      // scopes look like two products (it was refused "belong to more than one product").
+      const withEmail = await exchangeCode(server.url, await authorizeCode(server.url, { ...alice, scopes: ['openid', 'email', 'forge.chat.read'] }));
+      const emailed = await authenticateBearer(server.portico.context.db, withEmail.accessToken, server.forge);
+      t.is(emailed.resource, server.forge);
+      t.deepEqual([...emailed.scopes], ['forge.chat.read']);
 
       const { client_id: clientId } = await registerClient(server.url);
       const cases: Array<[string, Parameters<typeof startAuthorization>[1], RegExp]> = [
         ['two products', { clientId, scopes: ['forge.chat.read', 'aegis.scans.read'] }, /more than one product/],
         ['no product scope', { clientId, scopes: ['openid'] }, /no resource requested/],
+        ['no product scope but email', { clientId, scopes: ['openid', 'email'] }, /no resource requested/],
         ['an unknown resource', { clientId, resource: 'https://evil.example/mcp/forge', scopes: ['forge.chat.read'] }, /unknown resource/],
         ['a fragment', { clientId, resource: `${server.forge}#x`, scopes: ['forge.chat.read'] }, /fragment/],
         ['a relative resource', { clientId, resource: '/mcp/forge', scopes: ['forge.chat.read'] }, /absolute URI/],
