@@ -107,9 +107,13 @@ export async function findConnection(db: DbOrTrx, id: string): Promise<DbConnect
   return db<DbConnectionRow>('connections').where({ id }).first();
 }
 
-/** Records use of a connection (console: last used, call count). */
+/**
+ * Records use of a connection (console: last used, call count), unless it is revoked: a request
+ * whose token was checked before a revocation committed did not use it after, as countUses in
+ * db/audit.ts counts.
+ */
 export async function touchConnection(db: DbOrTrx, id: string, at = Date.now()): Promise<void> {
-  await db('connections').where({ id }).update({ last_used_at: at, call_count: db.raw('call_count + 1') });
+  await db('connections').where({ id }).whereNull('revoked_at').update({ last_used_at: at, call_count: db.raw('call_count + 1') });
 }
 
 /**

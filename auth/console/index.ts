@@ -18,7 +18,7 @@ import { authenticate, emailsOf, findUserById, MAX_EMAIL_LENGTH, membershipIn, m
 import { appendAudit, auditPages, chainHead, chainPages, dailyActivity, formatCheckpoint, parseCheckpoint, queryAudit, verifyStoredChain, type Head } from '../../db/audit.js';
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
 import { translateDbError } from '../../db/errors.js';
-import { authenticateBearer } from '../../db/grant_store.js';
+import { authenticateBearer, touchConnection } from '../../db/grant_store.js';
 import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
 import { connectPage, COPY_SCRIPT_HASH } from './connect_page.js';
 import { page, type Html } from './html.js';
@@ -96,8 +96,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         (ctx.state as ConsoleState).viewer = {
           userId: principal.user.id, email: principal.user.email, tenant: principal.tenant, role: principal.role, scopes: principal.scopes, requestId: ctx.state.requestId,
         };
-        // The API's own connection is listed like any other: when it was last used, how often.
-        await context.db('connections').where({ id: principal.connectionId }).update({ last_used_at: Date.now(), call_count: context.db.raw('call_count + 1') });
+        // The API's own connection is listed like any other: when it was last used, how often
+        // (not after a revocation that committed since the token was checked).
+        await touchConnection(context.db, principal.connectionId);
         await next();
       } catch (error) {
         if (isAppError(error) && error.code === 'insufficient_scope') {
