@@ -27,7 +27,9 @@ import {
   checkCsrf, clearSessionCookie, createSession, csrfToken, deleteSession, findSession, pruneExpiredSessions, refuseCrossSite, sessionBinding, sessionIdOf, writeSessionCookie,
   type ConsoleSession, type SessionOptions,
 } from './session.js';
-import { auditFor, auditJson, connectionFor, connectionJson, connectionsFor, parseAuditQuery, requireScope, revokeFor, type Viewer } from './service.js';
+import {
+  AUDIT_FILTERS, auditFor, auditJson, checkQuery, connectionFor, connectionJson, connectionsFor, PAGE_PARAMS, parseAuditQuery, requireScope, revokeFor, type Viewer,
+} from './service.js';
 
 const PRE_SESSION_COOKIE = 'portico_console_pre';
 /** What the connections page says after a revocation (`?notice=`). */
@@ -113,24 +115,24 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     };
     const viewerOf = (ctx: Context) => (ctx.state as ConsoleState).viewer!;
 
-    router.get(`${base}/v1/connections`, bearer, async (ctx) => {
+    router.get(`${base}/v1/connections`, bearer, takes(['include_revoked', ...PAGE_PARAMS]), async (ctx) => {
       const { rows, next, previous } = await connectionsFor(context.db, viewerOf(ctx), { includeRevoked: flag(ctx.query.include_revoked, 'include_revoked'), limit: ctx.query.limit, cursor: ctx.query.cursor });
       ctx.body = { connections: rows.map((c) => connectionJson(c, describeScope)), next_cursor: next ?? null, prev_cursor: previous ?? null };
     });
-    router.get(`${base}/v1/connections/:id`, bearer, async (ctx) => {
+    router.get(`${base}/v1/connections/:id`, bearer, takes([]), async (ctx) => {
       ctx.body = connectionJson(await connectionFor(context.db, viewerOf(ctx), ctx.params.id), describeScope);
     });
-    router.delete(`${base}/v1/connections/:id`, bearer, async (ctx) => {
+    router.delete(`${base}/v1/connections/:id`, bearer, takes([]), async (ctx) => {
       const { connection, revoked } = await revokeFor(context.db, options.events, viewerOf(ctx), ctx.params.id);
       ctx.body = { ...connectionJson(connection, describeScope), already_revoked: !revoked };
     });
-    router.get(`${base}/v1/audit`, bearer, async (ctx) => {
+    router.get(`${base}/v1/audit`, bearer, takes([...AUDIT_FILTERS, ...PAGE_PARAMS]), async (ctx) => {
       const viewer = viewerOf(ctx);
       const { rows, next, previous } = await auditFor(context.db, viewer, parseAuditQuery(viewer, ctx.query));
       ctx.body = { records: rows.map(auditJson), next_cursor: next ?? null, prev_cursor: previous ?? null };
     });
-    router.get(`${base}/v1/audit/export`, bearer, async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
-    router.get(`${base}/v1/audit/verify`, bearer, async (ctx) => {
+    router.get(`${base}/v1/audit/export`, bearer, takes(['format', ...AUDIT_FILTERS]), async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
+    router.get(`${base}/v1/audit/verify`, bearer, takes(['checkpoint']), async (ctx) => {
       const checkpoint = checkpointParam(ctx.query.checkpoint);
       const result = await verifyFor(context, viewerOf(ctx), checkpoint);
       ctx.body = checkpoint ? { ...result, checkpoint } : result;
@@ -207,8 +209,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       return form;
     };
 
-    router.get(base, htmlErrors, (ctx) => ctx.redirect(`${base}/connections`));
-    router.get(`${base}/login`, htmlErrors, (ctx) => {
+    router.get(base, htmlErrors, takes([]), (ctx) => ctx.redirect(`${base}/connections`));
+    router.get(`${base}/login`, htmlErrors, takes([]), (ctx) => {
       // The browser's nonce is kept while it lives: a sign-in page opened in a second tab (or
       // reloaded) must not invalidate the form of the first one.
       const held = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
@@ -217,7 +219,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
       render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), {}));
     });
-    router.post(`${base}/login`, htmlErrors, async (ctx) => {
+    router.post(`${base}/login`, htmlErrors, takes([]), async (ctx) => {
       const nonce = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
       const form = await postForm(ctx, nonce ? `pre:${nonce}` : undefined);
       // Counted under the address authenticate() looks up, as at the authorization server's sign-in (auth/interactions.ts).
@@ -252,13 +254,13 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       if (memberships.length === 1) await auditLogin(context, user.id, memberships[0].tenant_id, ctx.state.requestId);
       ctx.redirect(memberships.length === 1 ? `${base}/connections` : `${base}/organization`);
     });
-    router.get(`${base}/organization`, htmlErrors, async (ctx) => {
+    router.get(`${base}/organization`, htmlErrors, takes([]), async (ctx) => {
       const session = await sessionOf(ctx);
       if (!session) throw new AppError('unauthenticated', 'sign in first');
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(session));
       render(ctx, 'Choose an organization', pages.organizationPage(pageContext(ctx), await membershipsOf(context.db, session.userId)));
     });
-    router.post(`${base}/organization`, htmlErrors, async (ctx) => {
+    router.post(`${base}/organization`, htmlErrors, takes([]), async (ctx) => {
       const session = await sessionOf(ctx);
       if (!session) throw new AppError('unauthenticated', 'sign in first');
       const form = await postForm(ctx, sessionBinding(session));
@@ -275,7 +277,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       await auditLogin(context, session.userId, chosen.tenant_id, ctx.state.requestId);
       ctx.redirect(`${base}/connections`);
     });
-    router.post(`${base}/logout`, htmlErrors, async (ctx) => {
+    router.post(`${base}/logout`, htmlErrors, takes([]), async (ctx) => {
       const session = await sessionOf(ctx);
       // Already signed out (the session expired, or another tab ended it): there is nothing a
       // forged form could end, so the person simply lands on the sign-in page.
@@ -289,8 +291,9 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       clearSessionCookie(ctx, sessionOptions);
       ctx.redirect(`${base}/login`);
     });
-    router.get(`${base}/connections`, htmlErrors, signedIn, async (ctx) => {
+    router.get(`${base}/connections`, htmlErrors, signedIn, takes(['revoked', 'cursor', 'notice']), async (ctx) => {
       const viewer = viewerOf(ctx);
+      if (ctx.query.revoked !== undefined && ctx.query.revoked !== '1') throw new AppError('invalid_request', 'revoked must be 1 (show revoked connections too), or absent');
       const showRevoked = ctx.query.revoked === '1';
       const today = Math.floor(Date.now() / 86400000);
       const [connections, activity] = await Promise.all([
@@ -300,7 +303,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const notice = typeof ctx.query.notice === 'string' ? NOTICES.get(ctx.query.notice) : undefined;
       render(ctx, 'Connections', pages.connectionsPage(pageContext(ctx), connections, { isAdmin: viewer.role === 'admin', showRevoked, notice, chart: [activity, CHART_DAYS, today] }), 'connections');
     });
-    router.get(`${base}/connections/:id`, htmlErrors, signedIn, async (ctx) => {
+    router.get(`${base}/connections/:id`, htmlErrors, signedIn, takes([]), async (ctx) => {
       const viewer = viewerOf(ctx);
       const connection = await connectionFor(context.db, viewer, ctx.params.id);
       // A member sees only their own records here too: an admin's revoke of their connection is not theirs.
@@ -309,17 +312,17 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const people = await emailsOf(context.db, rows.map((r) => r.user_id));
       render(ctx, 'Connection', pages.connectionPage(pageContext(ctx), connection, rows, people), 'connections');
     });
-    router.get(`${base}/connections/:id/revoke`, htmlErrors, signedIn, async (ctx) => {
+    router.get(`${base}/connections/:id/revoke`, htmlErrors, signedIn, takes([]), async (ctx) => {
       const connection = await connectionFor(context.db, viewerOf(ctx), ctx.params.id);
       render(ctx, 'Revoke connection', pages.revokePage(pageContext(ctx), connection), 'connections');
     });
-    router.post(`${base}/connections/:id/revoke`, htmlErrors, signedIn, async (ctx) => {
+    router.post(`${base}/connections/:id/revoke`, htmlErrors, signedIn, takes([]), async (ctx) => {
       await postForm(ctx, await bindingOf(ctx));
       // A second press (Back, another tab) finds it revoked: revokeFor changes and records nothing then.
       const { revoked } = await revokeFor(context.db, options.events, viewerOf(ctx), ctx.params.id);
       ctx.redirect(`${base}/connections?notice=${revoked ? 'revoked' : 'already_revoked'}`);
     });
-    router.get(`${base}/audit`, htmlErrors, signedIn, async (ctx) => {
+    router.get(`${base}/audit`, htmlErrors, signedIn, takes([...AUDIT_FILTERS, ...PAGE_PARAMS]), async (ctx) => {
       const viewer = viewerOf(ctx);
       // Read as the API reads them (a filter given twice is refused, not dropped); the links keep the filters given.
       const { rows, next, previous } = await auditFor(context.db, viewer, parseAuditQuery(viewer, ctx.query));
@@ -327,19 +330,19 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const people = await emailsOf(context.db, rows.map((r) => r.user_id));
       render(ctx, 'Audit log', pages.auditPage(pageContext(ctx), rows, { query, next, previous, isAdmin: viewer.role === 'admin', people }), 'audit');
     });
-    router.get(`${base}/audit/export`, htmlErrors, signedIn, async (ctx) => {
+    router.get(`${base}/audit/export`, htmlErrors, signedIn, takes(['format', ...AUDIT_FILTERS]), async (ctx) => {
       // A GET carries the session cookie on another site's link too (SameSite=Lax), and an export
       // is recorded as taken by the person: it starts only from Portico's own pages, or typed in.
       refuseCrossSite(ctx, 'an export starts only from the console’s own pages');
       await sendExport(ctx, context, viewerOf(ctx));
     });
-    router.get(`${base}/audit/verify`, htmlErrors, signedIn, async (ctx) => {
+    router.get(`${base}/audit/verify`, htmlErrors, signedIn, takes(['checkpoint']), async (ctx) => {
       const checkpoint = checkpointParam(ctx.query.checkpoint || undefined);
       render(ctx, 'Verify', pages.verifyPage(pageContext(ctx), await verifyFor(context, viewerOf(ctx), checkpoint), checkpoint), 'audit');
     });
 
     // "Connect a client" (issue 9): the client-config JSON for the live products, copy buttons by a hashed inline script.
-    router.get(`${base}/connect`, htmlErrors, signedIn, async (ctx) => {
+    router.get(`${base}/connect`, htmlErrors, signedIn, takes(['product', 'read_only'], ['product']), async (ctx) => {
       const products = [ctx.query.product].flat().filter((p): p is string => typeof p === 'string' && p !== '');
       const body = connectPage(options.catalog, config, { products, readOnly: ctx.query.read_only === '1' }, base);
       ctx.set('Content-Security-Policy', ctx.response.get('Content-Security-Policy').replace("default-src 'none';", `default-src 'none'; script-src ${COPY_SCRIPT_HASH};`));
@@ -361,6 +364,17 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       if (!allowed.length || allowed.includes(ctx.method)) return next();
       throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`, { headers: { Allow: allowed.join(', ') } });
     });
+  };
+}
+
+/**
+ * The query parameters a route takes (checkQuery): any other, or one given twice unless
+ * `repeatable`, is 400 invalid_request naming it, as JSON from the API and as the error page from a page.
+ */
+function takes(names: readonly string[], repeatable: readonly string[] = []) {
+  return (ctx: Context, next: Next) => {
+    checkQuery(ctx.query, names, repeatable);
+    return next();
   };
 }
 
@@ -407,8 +421,9 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   requireScope(viewer, 'console.audit.read');
   const format = (ctx.query.format ?? 'jsonl') as string;
   if (format !== 'jsonl' && format !== 'csv') throw new AppError('invalid_request', 'format must be jsonl or csv');
+  // The filters (the route takes nothing else: a listing's limit or cursor is refused, not ignored).
   const { format: _f, ...rest } = ctx.query;
-  const query = parseAuditQuery(viewer, rest as Record<string, string>);
+  const query = parseAuditQuery(viewer, rest);
   // The same rule as the listing (auditFor): a connection of another organization or person is refused, not exported as empty.
   if (query.filter.connectionId) await connectionFor(context.db, { ...viewer, scopes: undefined }, query.filter.connectionId);
   const { tenantId, ...filters } = query.filter;
@@ -418,8 +433,7 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   // Who asked for a copy of the organization's records, and when, is recorded in them, as a
   // revocation is: before the records are read, so a whole chain's export holds its own record.
   // Where the chain ended then is what `audit verify --file … --checkpoint <it>` checks a file against.
-  // The parameters as asked for, then what the export is: a `whole` (or `format`) among them must not
-  // make the record say a whole chain's copy was a selection.
+  // The filters as asked for, then what the export is (the route takes no `whole`: checkQuery).
   const record = { tenantId, userId: viewer.userId, product: 'console', kind: 'auth', name: 'audit.export', args: { ...rest, format, whole }, requestId: viewer.requestId } as const;
   const type = format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8';
   const disposition = `attachment; filename="portico-audit-${viewer.tenant.slug}-${stamp}.${format}"`;
@@ -470,5 +484,5 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
 function flag(value: string | string[] | undefined, name: string): boolean {
   if (value === undefined) return false;
   if (value === 'true' || value === 'false') return value === 'true';
-  throw new AppError('invalid_request', `${name} must be true or false, given once`);
+  throw new AppError('invalid_request', `${name} must be true or false`);
 }

@@ -138,7 +138,8 @@ export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: 
   const pageAt = (cursor: string | undefined) => cursor && `${p.base}/audit?${new URLSearchParams({ ...q, cursor })}`;
   const newerLink = pageAt(options.previous);
   const nextLink = pageAt(options.next);
-  const exportQuery = new URLSearchParams(Object.entries(q).filter(([k]) => k !== 'cursor'));
+  // The export takes the filters, not the page's limit and cursor: it is every record they select.
+  const exportQuery = new URLSearchParams(Object.entries(q).filter(([k]) => k !== 'cursor' && k !== 'limit'));
   return html`
     <h1>Audit log</h1>
     <form class="card filters" method="get" action="${p.base}/audit" aria-label="Filters">

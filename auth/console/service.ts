@@ -12,6 +12,7 @@ import type { KeysetCursor, KeysetPage } from '../../db/keyset.js';
 import { appendAudit, decodeCursor, queryAudit, type AuditCursor, type AuditFilter, type DbAuditRow, AUDIT_KINDS, type AuditKind } from '../../db/audit.js';
 import { normaliseId } from '../../db/tenant_scope.js';
 import { DATE, dateToMs } from '../../shared/dates.js';
+import { escapeUnshowable } from '../../shared/unshowable.js';
 
 export interface Viewer {
   userId: string;
@@ -100,6 +101,26 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{
 function isoInstant(value: string): number {
   if (!ISO_8601.test(value) || dateToMs(value.slice(0, 10)) === undefined) return NaN;
   return Date.parse(value.length > 10 && !/(Z|[+-]\d{2}:\d{2})$/.test(value) ? `${value}Z` : value);
+}
+
+/** The audit log's filters: its listing (API and page) and its export take them. */
+export const AUDIT_FILTERS = ['product', 'tool', 'client', 'connection', 'outcome', 'kind', 'from', 'to'] as const;
+/** A listing's page: `limit` and `cursor` (pageParams). An export takes neither: it is every record. */
+export const PAGE_PARAMS = ['limit', 'cursor'] as const;
+
+/**
+ * Refuses a query parameter a console route does not take, or one given twice (unless
+ * `repeatable`): 400 invalid_request naming it. Every page and API route declares what it takes
+ * (auth/console/index.ts), so nothing asked for is silently ignored, or dropped as a repeat.
+ */
+export function checkQuery(query: Record<string, string | string[] | undefined>, takes: readonly string[], repeatable: readonly string[] = []): void {
+  for (const [name, value] of Object.entries(query)) {
+    if (!takes.includes(name)) {
+      const shown = escapeUnshowable(name.length > 64 ? `${name.slice(0, 64)}…` : name);
+      throw new AppError('invalid_request', `unknown parameter ${shown}: ${takes.length ? `this takes ${takes.join(', ')}` : 'this takes none'}`);
+    }
+    if (!repeatable.includes(name)) once(value, name);
+  }
 }
 
 /** A query parameter given at most once; empty is absent. */

@@ -35,16 +35,21 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
-  test(`an export's record says whether it was the whole chain, whatever the query string adds [${kind}]`, async (t) => {
+  test(`an export's record says whether it was the whole chain, and the query string cannot add to it [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     const { db } = f.server.portico.context;
     try {
       const token = await f.consoleToken('acmeAdmin', 'acme');
-      const chain = await f.api('/audit/export?format=jsonl&whole=false', token, { headers: { 'x-request-id': 'export-chain' } });
+      // `whole` is no parameter of the export: refused (400, nothing recorded), never written into its record.
+      const forged = await f.api('/audit/export?format=jsonl&whole=false', token);
+      t.is(forged.status, 400);
+      t.regex(await forged.text(), /unknown parameter whole: this takes format, product/);
+      const chain = await f.api('/audit/export?format=jsonl', token, { headers: { 'x-request-id': 'export-chain' } });
       t.is(chain.headers.get('x-audit-export'), 'chain');
       await chain.text();
       const member = await signIn(f, 'ann@acme.example');
-      const selection = await member.request('/api/mcp/audit/export?format=csv&whole=true', { headers: { 'x-request-id': 'export-selection' } });
+      t.is((await member.request('/api/mcp/audit/export?format=csv&whole=true')).status, 400);
+      const selection = await member.request('/api/mcp/audit/export?format=csv', { headers: { 'x-request-id': 'export-selection' } });
       t.is(selection.headers.get('x-audit-export'), 'selection');
 
       const records = await db('audit_log').where({ tenant_id: f.tenants.acme, name: 'audit.export' }).orderBy('seq');
