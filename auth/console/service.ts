@@ -132,8 +132,9 @@ function once(value: string | string[] | undefined, name: string): string | unde
 /** A listing's `limit` (1-`most`, `usual` unless given) and `cursor` (one db/keyset.ts issued). */
 function pageParams(params: { limit?: string | string[]; cursor?: string | string[] }, sizes: { usual: number; most: number }): { limit: number; cursor?: KeysetCursor } {
   const limitRaw = once(params.limit, 'limit');
-  const limit = limitRaw === undefined ? sizes.usual : Number(limitRaw);
-  if (!Number.isInteger(limit) || limit < 1 || limit > sizes.most) throw new AppError('invalid_request', `limit must be 1-${sizes.most}`);
+  // Plain decimal digits only: Number() would also take 1e2, +5, 5.0, 0x10 and spaces.
+  const limit = limitRaw === undefined ? sizes.usual : /^\d{1,4}$/.test(limitRaw) ? Number(limitRaw) : NaN;
+  if (!(limit >= 1 && limit <= sizes.most)) throw new AppError('invalid_request', `limit must be a whole number 1-${sizes.most}, in decimal digits`);
   const cursorRaw = once(params.cursor, 'cursor');
   const cursor = cursorRaw ? decodeCursor(cursorRaw) : undefined;
   if (cursorRaw && !cursor) throw new AppError('invalid_request', 'cursor is not one this API issued');
@@ -177,6 +178,10 @@ export function parseAuditQuery(viewer: Viewer, params: Record<string, string | 
     from: time('from'),
     to: time('to'),
   };
+  // A reversed range is a mistake to point out, not a question whose answer is "no records".
+  if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) {
+    throw new AppError('invalid_request', 'from must not be later than to (the range from-to is reversed)');
+  }
   return { filter, limit, cursor };
 }
 

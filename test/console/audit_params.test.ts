@@ -53,3 +53,38 @@ for (const kind of databasesUnderTest()) {
     }
   });
 }
+
+for (const kind of databasesUnderTest()) {
+  test(`a reversed from/to range and a limit that is not plain digits are refused, naming them, not answered with an empty or some page [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const admin = await f.consoleToken('acmeAdmin', 'acme');
+      const refused = async (path: string, named: RegExp) => {
+        const response = await f.api(path, admin);
+        const body: Json = await response.json();
+        t.is(response.status, 400, `${path}: ${JSON.stringify(body)}`);
+        t.is(body.error?.code, 'invalid_request', path);
+        t.regex(String(body.error?.message), named, path);
+      };
+      for (const range of ['from=2026-02-01&to=2026-01-01', 'from=2026-01-01T12:00Z&to=2026-01-01T11:59Z', 'from=1767225600001&to=1767225600000', 'from=2026-01-02T00:01Z&to=2026-01-01']) {
+        await refused(`/audit?${range}`, /from .* later than to/);
+        await refused(`/audit/export?format=jsonl&${range}`, /from .* later than to/);
+      }
+      for (const limit of ['1e2', '%2B5', '5.0', '0x10', '%205', '-1']) {
+        await refused(`/audit?limit=${limit}`, /limit must be/);
+        await refused(`/connections?limit=${limit}`, /limit must be/);
+      }
+      t.is((await f.api('/audit?limit=5', admin)).status, 200);
+      // A calendar date as `to` is its whole day, the same instant as T24:00 of it (ISO 8601's end of day).
+      for (const range of ['from=2026-01-01&to=2026-01-01', 'from=2026-01-02T00:00Z&to=2026-01-01T24:00Z', 'from=2026-01-01T10:00Z&to=2026-01-01T10:00Z']) {
+        t.is((await f.api(`/audit?${range}`, admin)).status, 200, range);
+      }
+      const browser = await signIn(f, 'admin@acme.example');
+      const page = await browser.request('/api/mcp/audit?from=2026-02-01&to=2026-01-01');
+      t.is(page.status, 400, 'the audit page');
+      t.regex(page.text, /Error code <code>invalid_request<\/code>/);
+    } finally {
+      await f.close();
+    }
+  });
+}
