@@ -352,17 +352,23 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     app.use(router.routes());
     // A console route asked with another method: 405 with Allow now (router.allowedMethods acts only
     // after next(), and the app's last middleware answers anything unclaimed with not_found first).
+    // Pages answer with the console's error page and headers, the API (under /v1) with JSON.
+    const isPagePath = (path: string) => path === base || (path.startsWith(`${base}/`) && !/^\/v1(\/|$)/.test(path.slice(base.length)));
     app.use(async (ctx, next) => {
       const matched = (ctx as Context & { matched?: Array<{ methods: string[] }> }).matched ?? [];
       const allowed = [...new Set(matched.flatMap((layer) => layer.methods))];
       // A mistyped page address gets the console's error page, not the JSON of an unknown API route.
-      if (!allowed.length && (ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.path.startsWith(`${base}/`) && !/^\/v1(\/|$)/.test(ctx.path.slice(base.length))) {
+      if (!allowed.length && (ctx.method === 'GET' || ctx.method === 'HEAD') && ctx.path !== base && isPagePath(ctx.path)) {
         return htmlErrors(ctx, async () => {
           throw new AppError('not_found', 'There is no such page in the console.');
         });
       }
       if (!allowed.length || allowed.includes(ctx.method)) return next();
-      throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`, { headers: { Allow: allowed.join(', ') } });
+      const refusal = new AppError('method_not_allowed', `${ctx.method} is not supported here; use ${allowed.filter((m) => m !== 'HEAD').join(' or ')}`, { headers: { Allow: allowed.join(', ') } });
+      if (!isPagePath(ctx.path)) throw refusal;
+      return htmlErrors(ctx, async () => {
+        throw refusal;
+      });
     });
   };
 }
