@@ -55,14 +55,41 @@ export function newClientId(prefix: string): string {
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'vbscript:', 'data:', 'file:', 'blob:', 'about:', 'filesystem:']);
+/** Schemes that run script or read local data in the browser (checklist A4). */
+const SCRIPT_SCHEMES = ['javascript', 'vbscript', 'livescript', 'data', 'file', 'blob', 'about', 'filesystem', 'jar', 'view-source', 'mhtml', 'wyciwyg'];
+/**
+ * Schemes that reach the network or start a handler of the system or the browser: after consent
+ * the browser is sent there with the code, and the error page's "Return to …" opens one on a click
+ * (`ms-msdt:` ran code on Windows, CVE-2022-30190). An app's own scheme is private-use (RFC 8252
+ * §7.1: `com.example.app:/cb`, or a short one such as `cursor://`), never one of these.
+ */
+const HANDLER_SCHEMES = [
+  'ftp', 'ftps', 'sftp', 'tftp', 'ssh', 'telnet', 'ws', 'wss', 'mailto', 'tel', 'sms', 'mms', 'callto', 'sip', 'sips', 'xmpp', 'im', 'news', 'nntp', 'snews',
+  'ldap', 'ldaps', 'smb', 'cifs', 'nfs', 'afp', 'dav', 'webdav', 'gopher', 'irc', 'ircs', 'irc6', 'rtsp', 'rtmp', 'vnc', 'rdp', 'git', 'svn', 'magnet', 'ed2k', 'webcal',
+  'chrome', 'chrome-extension', 'chrome-search', 'chrome-untrusted', 'devtools', 'edge', 'opera', 'brave', 'resource', 'moz-extension', 'safari-extension',
+  'intent', 'android-app', 'content', 'market', 'itms', 'itms-apps', 'itms-services', 'prefs', 'app-prefs', 'x-apple-helpbook', 'shell', 'search', 'search-ms',
+  'hcp', 'help', 'its', 'mk', 'res', 'cdl', 'notes', 'skype', 'msteams', 'steam', 'facetime', 'facetime-audio', 'zoommtg', 'geo',
+];
+const REFUSED_SCHEMES = new Set([...SCRIPT_SCHEMES, ...HANDLER_SCHEMES]);
+
+/**
+ * Why a redirect URI's scheme is refused, if it is. `scheme` is URL's (lower case, no colon). A
+ * compound scheme (`svn+ssh`) is judged by each part; every `ms-` scheme is Microsoft's (`ms-msdt`,
+ * `ms-officecmd`, `ms-settings` …), and a one-letter one reads as a Windows drive (`c:/…`).
+ */
+function schemeProblem(scheme: string): string | undefined {
+  const refused = scheme.length === 1 || scheme.startsWith('ms-') || scheme.split('+').some((part) => REFUSED_SCHEMES.has(part));
+  if (!refused) return undefined;
+  return `redirect_uris must not use the ${scheme} scheme: use https, http on a loopback address, or a private-use scheme of the application's own (RFC 8252 §7.1, e.g. com.example.app:/callback)`;
+}
 
 export type RedirectUriClass = 'https' | 'loopback' | 'custom';
 
 /**
  * Classifies a redirect URI or explains why it is refused (checklist A1-A4): no control characters
  * or backslashes (they would be normalised away by URL parsing and compare differently later), no
- * fragment or credentials, http only on loopback, no script-like schemes.
+ * fragment or credentials, http only on loopback, no scheme that runs script or reaches a network
+ * or a system handler (`schemeProblem`).
  */
 export function classifyRedirectUri(uri: unknown): RedirectUriClass | { problem: string } {
   if (typeof uri !== 'string' || !uri.length || uri.length > 2000) return { problem: 'redirect_uris must be strings of at most 2000 characters' };
@@ -74,7 +101,8 @@ export function classifyRedirectUri(uri: unknown): RedirectUriClass | { problem:
   if (!url) return { problem: `redirect URI ${uri} is not a valid URI` };
   if (uri.includes('#')) return { problem: 'redirect_uris must not contain fragments' };
   if (url.username || url.password) return { problem: 'redirect_uris must not contain credentials' };
-  if (FORBIDDEN_SCHEMES.has(url.protocol)) return { problem: `redirect_uris must not use the ${url.protocol.slice(0, -1)} scheme` };
+  const refusedScheme = schemeProblem(url.protocol.slice(0, -1));
+  if (refusedScheme) return { problem: refusedScheme };
   if (url.protocol === 'https:') return LOOPBACK_HOSTS.has(url.hostname) ? { problem: 'loopback redirect URIs use http' } : 'https';
   if (url.protocol === 'http:') {
     return LOOPBACK_HOSTS.has(url.hostname) ? 'loopback' : { problem: 'http redirect URIs are only allowed for loopback addresses (127.0.0.1, [::1], localhost); use https' };

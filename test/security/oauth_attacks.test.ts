@@ -1,7 +1,8 @@
 /**
  * Attacks on the authorization server that test/auth does not already make (the mapping is in
  * docs/security.md): more redirect-URI spellings, an already-signed-in victim (CVE-2025-4143),
- * script schemes under case folding and control characters (a property test), PKCE verifier
+ * script schemes under case folding and control characters and network or system-handler schemes
+ * (property tests), PKCE verifier
  * grammar and a plain-method downgrade, an expired code, metadata-document SSRF to every
  * private range, credential POSTs never answered with 307, a spoofed X-Forwarded-Host, and
  * cookie attributes.
@@ -147,6 +148,62 @@ test('script, data and file schemes are refused at registration under any case, 
     await server.close();
   }
 });
+
+/** Schemes that reach the network or start a system or browser handler (auth/clients.ts), a sample of each family. */
+const HANDLER_SCHEMES = [
+  'ftp', 'ftps', 'sftp', 'ssh', 'telnet', 'ws', 'wss', 'mailto', 'tel', 'sms', 'news', 'nntp', 'ldap', 'ldaps', 'smb', 'nfs', 'gopher', 'irc', 'ircs',
+  'jar', 'view-source', 'chrome', 'chrome-extension', 'intent', 'shell', 'search-ms', 'ms-msdt', 'ms-officecmd', 'ms-word', 'ms-settings', 'svn+ssh', 'c',
+];
+
+test('network and system-handler schemes are refused at registration in any case, ms-* as a family (property)', async (t) => {
+  const server = await startAuthServer('sqlite', { auth: { registrationsPerMinute: 100_000 } });
+  try {
+    const before = await rowCounts(server);
+    const scheme = fc.oneof(fc.constantFrom(...HANDLER_SCHEMES), fc.stringMatching(/^[a-z][a-z0-9.+-]{0,15}$/).map((rest) => `ms-${rest}`));
+    const uri = fc.tuple(scheme, fc.array(fc.boolean(), { minLength: 16, maxLength: 16 }), fc.constantFrom('//evil.example/cb', '/id=x', '//127.0.0.1/cb', '//evil.example/share?query=x'))
+      .map(([name, upper, rest]) => `${[...name].map((c, i) => (upper[i % upper.length] ? c.toUpperCase() : c)).join('')}:${rest}`);
+    await fc.assert(fc.asyncProperty(uri, async (redirectUri) => {
+      const response = await register(server.url, redirectUri);
+      const body = (await response.json()) as { error?: string; error_description?: string };
+      const scheme = redirectUri.slice(0, redirectUri.indexOf(':')).toLowerCase();
+      return response.status === 400 && body.error === 'invalid_redirect_uri' && body.error_description?.includes(`the ${scheme} scheme`) === true;
+    }), { numRuns: 300 });
+    t.deepEqual(await rowCounts(server), before, 'no client was registered');
+
+    // The private-use schemes of real native apps keep working: reverse-domain ones (RFC 8252 §7.1) and short app names.
+    const reverseDomain = fc.tuple(fc.stringMatching(/^[a-z][a-z0-9]{1,8}$/), fc.stringMatching(/^[a-z][a-z0-9-]{0,8}[a-z0-9]$/)).map(([a, b]) => `com.${a}.${b}:/oauth/callback`);
+    const apps = ['cursor://anysphere.cursor-retrieval/oauth/callback', 'vscode://vscode.github-authentication/did-authenticate', 'com.example.app:/cb', 'claude://oauth/callback', 'msapp.example:/cb'];
+    await fc.assert(fc.asyncProperty(fc.oneof(reverseDomain, fc.constantFrom(...apps)), async (redirectUri) => (await register(server.url, redirectUri)).status === 201), { numRuns: 60 });
+  } finally {
+    await server.close();
+  }
+});
+
+for (const kind of databasesUnderTest()) {
+  test(`a stored client or a metadata document naming a system-handler scheme gets neither a redirect nor a way back to it [${kind}]`, async (t) => {
+    const document = 'https://client.example/oauth/metadata.json';
+    const fetchDocument = async (input: string | URL | Request) => {
+      if (String(input instanceof Request ? input.url : input) !== document) return new Response('not found', { status: 404 });
+      return Response.json({ client_id: document, client_name: 'Editor', redirect_uris: ['ms-msdt:/id%20PCWDiagnostic'], token_endpoint_auth_method: 'none' });
+    };
+    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
+    try {
+      // An operator's client stored before the check (its errors are redirected at once, A5).
+      await addRegisteredClient(server, { clientId: 'reg_follina', name: 'Helper', redirectUri: 'search-ms:query=invoice&crumb=location:evil.example' });
+      for (const [clientId, redirectUri] of [['reg_follina', 'search-ms:query=invoice&crumb=location:evil.example'], [document, 'ms-msdt:/id%20PCWDiagnostic']]) {
+        const attempt = await startAuthorization(server.url, { clientId, redirectUri, resource: server.forge, scopes });
+        const page = await follow(server.url, attempt.jar, attempt.response);
+        t.is(page.response.status, 400, clientId);
+        t.is(attempt.response.headers.get('location'), null, clientId);
+        t.regex(page.html ?? '', /invalid_redirect_uri/, clientId);
+        t.notRegex(page.html ?? '', /href="(search-ms|ms-msdt):|Return to/i, clientId);
+        t.notRegex(page.html ?? '', /name="password"/, `${clientId}: the sign-in form is offered`);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+}
 
 test('client ID metadata documents on any private, loopback, link-local or mapped address, or over http, are refused without a redirect', async (t) => {
   // The metadata fetch limit would answer 429 after 10 documents (a refused one is fetched twice); this test is about the address check.
