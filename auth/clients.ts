@@ -20,10 +20,17 @@ const MAX_CLIENT_NAME = 200;
 /**
  * Why a client_name cannot be shown, if it cannot: it must read as what it is on the consent page
  * and in the console, whether the client registered itself or an operator added it (auth/admin.ts).
+ * Compatibility characters (those Unicode NFKC replaces: full-width, mathematical and circled
+ * letters, ligatures, superscripts …) are refused, so `Ｇｏｏｇｌｅ` is not shown where it reads as
+ * "Google"; canonical variants (an accent sent as a combining mark) are not compatibility ones.
  */
 export function clientNameProblem(name: unknown): string | undefined {
   if (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || UNSHOWABLE.test(name)) {
     return `client_name must be 1-${MAX_CLIENT_NAME} characters without control characters`;
+  }
+  const plain = name.normalize('NFKC');
+  if (plain !== name.normalize('NFC')) {
+    return `client_name must not use full-width, styled or other compatibility characters (Unicode NFKC changes them); send ${JSON.stringify(plain)}`;
   }
   return undefined;
 }
