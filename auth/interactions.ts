@@ -20,7 +20,7 @@ import { classifyRedirectUri, clientKindOf, redirectHostOf } from './clients.js'
 import { anotherAccountLink, consentPage, errorPage, esc, loginPage, PAGE_HEADERS, returnForm, type ClientView } from './pages.js';
 import { ROUTES } from './provider.js';
 import { WindowLimiter } from './rate_limit.js';
-import { OIDC_SCOPES, type ProtectedResource, type ResourceRegistry } from './resources.js';
+import { CLAIM_SCOPES, OIDC_SCOPES, type ProtectedResource, type ResourceRegistry } from './resources.js';
 
 type Ctx = RouterContext<PorticoState>;
 
@@ -103,6 +103,16 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
   }
 
   /**
+   * The claim scopes (`email`) asked with `openid`, which the consent page offers beside the
+   * resource's scopes: granted, their claims go in the ID token. Without `openid` there is no ID
+   * token to carry them, so they are not offered (and not granted).
+   */
+  function requestedClaimScopes(details: Details): string[] {
+    const asked = String(details.params.scope ?? '').split(' ').filter(Boolean);
+    return asked.includes('openid') ? CLAIM_SCOPES.filter((s) => asked.includes(s)) : [];
+  }
+
+  /**
    * The same authorization request with prompt=login, for a person signed in as the wrong account
    * (the sign-in here lasts 12 hours and has no sign-out): oidc-provider ends the first account's
    * session when another one signs in, and the client's state and PKCE challenge are unchanged.
@@ -129,6 +139,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const memberships = mayConnect(await membershipsOf(db, user.id), resource);
     const client = await clientView(details);
     const scopes = requestedScopes(details, resource);
+    const claimScopes = requestedClaimScopes(details);
     if (!memberships.length) {
       // The person signed in: the application is told (access_denied, as a denial) rather than left waiting.
       return render(ctx, 403, errorPage({
@@ -153,7 +164,10 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
       organizations: memberships.map((m, i) => ({
         id: m.tenant_id, slug: m.tenant_slug, name: m.tenant_name, selected: chosen?.tenant ? chosen.tenant === m.tenant_id : i === 0,
       })),
-      scopes: scopes.map((scope) => ({ scope, description: resources.describeScope(scope) ?? scope, checked: chosen?.scopes ? chosen.scopes.includes(scope) : true })),
+      scopes: [
+        ...scopes.map((scope) => ({ scope, description: resources.describeScope(scope) ?? scope, checked: chosen?.scopes ? chosen.scopes.includes(scope) : true })),
+        ...claimScopes.map((scope) => ({ scope, description: `See your e-mail address (${user.email})`, checked: chosen?.scopes ? chosen.scopes.includes(scope) : true })),
+      ],
       error,
       anotherAccount: anotherAccountHref(details),
     }));
@@ -278,13 +292,18 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const refused = requested.filter((s) => !ticked.has(s));
     if (refused.length) grant.rejectResourceScope(indicator, refused.join(' '));
     const asked = String(details.params.scope ?? '').split(' ').filter(Boolean);
-    const oidc = asked.filter((s) => OIDC_SCOPES.includes(s));
+    // A claim scope the person unticked is refused with its claim (each releases the claim of its
+    // name, auth/provider.ts CLAIMS), so nothing else can bring the claim into an ID token.
+    const shared = requestedClaimScopes(details).filter((s) => ticked.has(s));
+    const withheld = CLAIM_SCOPES.filter((s) => asked.includes(s) && !shared.includes(s));
+    const oidc = asked.filter((s) => OIDC_SCOPES.includes(s) || shared.includes(s));
     if (oidc.length) grant.addOIDCScope(oidc.join(' '));
     // Product scopes are also configured as OIDC scopes (notes §1.5); they belong to the resource only.
-    const productScopes = asked.filter((s) => !OIDC_SCOPES.includes(s));
-    if (productScopes.length) grant.rejectOIDCScope(productScopes.join(' '));
+    const notOidc = asked.filter((s) => !oidc.includes(s));
+    if (notOidc.length) grant.rejectOIDCScope(notOidc.join(' '));
+    if (withheld.length) grant.rejectOIDCClaims(withheld);
     const claims = details.prompt.details.missingOIDCClaims;
-    if (Array.isArray(claims) && claims.length) grant.addOIDCClaims(claims as string[]);
+    if (Array.isArray(claims) && claims.length) grant.addOIDCClaims((claims as string[]).filter((c) => !withheld.includes(c)));
     const grantId = await grant.save();
 
     try {
@@ -302,7 +321,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
         });
         await appendAudit(trx, {
           ...audit, tenantId: membership.tenant_id, connectionId: connection.id, name: 'consent.grant',
-          args: { client_name: client.name, client_kind: client.kind, resource: resource.uri, scopes: allowed, refused }, outcome: 'ok',
+          args: { client_name: client.name, client_kind: client.kind, resource: resource.uri, scopes: allowed, refused: [...refused, ...withheld], ...(shared.length ? { shared } : {}) }, outcome: 'ok',
         });
       });
     } catch (error) {

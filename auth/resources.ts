@@ -24,7 +24,8 @@ export const OIDC_SCOPES = ['openid', 'offline_access'];
 /**
  * The scopes of the claims auth/provider.ts releases besides `sub` (its CLAIMS): registration
  * accepts them (test/auth/registration_claim_scope.test.ts), and they name no resource either.
- * Consent does not grant them (auth/interactions.ts: only the resource's scopes and OIDC_SCOPES).
+ * Asked with `openid`, the consent page offers them beside the resource's scopes; granted, their
+ * claim is in the ID token (auth/interactions.ts).
  */
 export const CLAIM_SCOPES = ['email'];
 
@@ -91,7 +92,7 @@ export class ResourceRegistry {
 
   /** What discovery advertises right now: live products only. */
   liveScopes(): string[] {
-    return [...OIDC_SCOPES, ...this.catalog.scopes.map((s) => s.scope), ...Object.keys(CONSOLE_SCOPES)];
+    return [...OIDC_SCOPES, ...CLAIM_SCOPES, ...this.catalog.scopes.map((s) => s.scope), ...Object.keys(CONSOLE_SCOPES)];
   }
 
   /** Human title of a resource for the consent page. */

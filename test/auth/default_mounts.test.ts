@@ -29,7 +29,7 @@ for (const kind of databasesUnderTest()) {
       const discovery = (await (await fetch(`${server.url}/.well-known/oauth-authorization-server`)).json()) as { scopes_supported: string[] };
       t.deepEqual(
         [...discovery.scopes_supported].sort(),
-        ['openid', 'offline_access', ...catalog.scopes.map((s) => s.scope), ...Object.keys(CONSOLE_SCOPES)].sort(),
+        ['openid', 'offline_access', 'email', ...catalog.scopes.map((s) => s.scope), ...Object.keys(CONSOLE_SCOPES)].sort(),
       );
 
       const [first, second] = live;

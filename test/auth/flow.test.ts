@@ -36,7 +36,7 @@ for (const kind of databasesUnderTest()) {
       t.is(metadata.client_id_metadata_document_supported, true);
       t.deepEqual(
         [...(metadata.scopes_supported ?? [])].sort(),
-        ['aegis.scans.read', 'console.audit.read', 'console.connections.read', 'console.connections.write', 'forge.chat.read', 'forge.chat.write', 'offline_access', 'openid'],
+        ['aegis.scans.read', 'console.audit.read', 'console.connections.read', 'console.connections.write', 'email', 'forge.chat.read', 'forge.chat.write', 'offline_access', 'openid'],
       );
       t.false((metadata.grant_types_supported ?? []).includes('implicit'));
       t.false((metadata.grant_types_supported ?? []).includes('password'));
