@@ -31,6 +31,7 @@ import * as harvestSearchText from './migrations/20261124_0022_harvest_search_te
 import * as refreshAnswers from './migrations/20261125_0023_refresh_answers.js';
 import * as pawvaultVaccineKey from './migrations/20261126_0024_pawvault_vaccine_key.js';
 import * as reclaimRetentionSegments from './migrations/20261126_0025_reclaim_retention_segments.js';
+import * as forgeConversationsCreatedIdx from './migrations/20261127_0027_forge_conversations_created_idx.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -63,6 +64,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261125_0023_refresh_answers', refreshAnswers],
   ['20261126_0024_pawvault_vaccine_key', pawvaultVaccineKey],
   ['20261126_0025_reclaim_retention_segments', reclaimRetentionSegments],
+  ['20261127_0027_forge_conversations_created_idx', forgeConversationsCreatedIdx],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -11,17 +11,22 @@ async function indexColumns(db: Db, name: string): Promise<string[]> {
   return (/\(([^)]*)\)\s*$/.exec(definition)?.[1] ?? '').split(',').map((c) => c.trim().replace(/"/g, ''));
 }
 
-testOnEachDatabase('forge keyset listings have indexes ending in id, and the migration steps down and up again', async (t, { db }) => {
+testOnEachDatabase('forge keyset listings have indexes ending in id, and the migrations step down and up again', async (t, { db }) => {
   const expected: Record<string, string[]> = {
-    forge_conversations_tenant_updated_idx: ['tenant_id', 'updated_at', 'id'],
+    forge_conversations_tenant_created_idx: ['tenant_id', 'created_at', 'id'],
     forge_messages_conversation_idx: ['conversation_id', 'created_at', 'id'],
     forge_content_tenant_created_idx: ['tenant_id', 'created_at', 'id'],
   };
   for (const [name, columns] of Object.entries(expected)) t.deepEqual(await indexColumns(db, name), columns, name);
-  const [, last] = MIGRATIONS.find(([name]) => name === '20261122_0017_forge_keyset_indexes')!;
-  await last.down(db);
+  const [, keyset] = MIGRATIONS.find(([name]) => name === '20261122_0017_forge_keyset_indexes')!;
+  const [, created] = MIGRATIONS.find(([name]) => name === '20261127_0027_forge_conversations_created_idx')!;
+  await created.down(db);
+  t.deepEqual(await indexColumns(db, 'forge_conversations_tenant_updated_idx'), ['tenant_id', 'updated_at', 'id']);
+  t.deepEqual(await indexColumns(db, 'forge_conversations_tenant_created_idx'), dialectOf(db) === 'sqlite' ? [] : ['']);
+  await keyset.down(db);
   t.deepEqual(await indexColumns(db, 'forge_conversations_tenant_updated_idx'), ['tenant_id', 'updated_at']);
-  await last.up(db);
+  await keyset.up(db);
+  await created.up(db);
   for (const [name, columns] of Object.entries(expected)) t.deepEqual(await indexColumns(db, name), columns, name);
 });
 
@@ -29,11 +34,11 @@ test('SQLite reads a page of forge conversations in index order, without a sort 
   const { db, drop } = await createMigratedDatabase('sqlite');
   try {
     const plan = (await db.raw(
-      'explain query plan select * from forge_conversations where forge_conversations.tenant_id = ? order by forge_conversations.updated_at desc, forge_conversations.id desc limit 11',
+      'explain query plan select * from forge_conversations where forge_conversations.tenant_id = ? order by forge_conversations.created_at desc, forge_conversations.id desc limit 11',
       ['t'],
     )) as Array<{ detail: string }>;
     const details = plan.map((step) => step.detail).join('; ');
-    t.regex(details, /USING INDEX forge_conversations_tenant_updated_idx/);
+    t.regex(details, /USING INDEX forge_conversations_tenant_created_idx/);
     t.notRegex(details, /TEMP B-TREE/);
   } finally {
     await drop();

@@ -46,7 +46,7 @@ mcpTest('chat: create with a first message, add messages, list newest first with
 
     const page1 = (await client.callTool({ name: 'forge.list_conversations', arguments: { limit: 1 } })).structuredContent as any;
     t.is(page1.conversations.length, 1);
-    t.is(page1.conversations[0].id, created.id, 'most recently active first');
+    t.is(page1.conversations[0].id, created.id, 'newest created first');
     t.is(page1.conversations[0].message_count, 2);
     t.truthy(page1.next_cursor);
     const page2 = (await client.callTool({ name: 'forge.list_conversations', arguments: { limit: 100, cursor: page1.next_cursor } })).structuredContent as any;
@@ -64,6 +64,34 @@ mcpTest('chat: create with a first message, add messages, list newest first with
     t.is((missing.structuredContent as any).code, 'not_found');
     const garbage = await client.callTool({ name: 'forge.get_conversation', arguments: { conversation_id: 'not-a-uuid' } });
     t.is((garbage.structuredContent as any).code, 'not_found');
+  } finally {
+    await close();
+  }
+});
+
+mcpTest('paging conversations neither skips nor repeats one that gets a message meanwhile: newest created first', async (t, server) => {
+  const { client, close } = await connect(server, { product: 'forge', tenant: 'acme', scopes: ALL });
+  const list = async (args: Record<string, unknown>) => (await client.callTool({ name: 'forge.list_conversations', arguments: args })).structuredContent as any;
+  try {
+    const created: string[] = [];
+    for (const title of ['Oldest', 'Middle', 'Newest']) {
+      created.push(((await client.callTool({ name: 'forge.create_conversation', arguments: { title } })).structuredContent as any).id);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // distinct creation times
+    }
+    const first = await list({ limit: 1 });
+    t.deepEqual(first.conversations.map((c: any) => c.id), [created[2]], 'the newest created first');
+    // The oldest, not yet seen, gets a message: it is the most recently active now.
+    await client.callTool({ name: 'forge.add_message', arguments: { conversation_id: created[0], content: 'Still here' } });
+    const seen: string[] = [first.conversations[0].id];
+    for (let cursor = first.next_cursor; cursor;) {
+      const page = await list({ limit: 1, cursor });
+      seen.push(...page.conversations.map((c: any) => c.id));
+      cursor = page.next_cursor;
+    }
+    t.is(new Set(seen).size, seen.length, 'no conversation twice');
+    t.deepEqual(seen.filter((id) => created.includes(id)), [created[2], created[1], created[0]], 'each once, newest created first');
+    const all = await server.db('forge_conversations').where({ tenant_id: server.tenants.acme.id }).count({ n: '*' }).first();
+    t.is(seen.length, Number(all?.n));
   } finally {
     await close();
   }

@@ -91,9 +91,11 @@ export function forgeRepositories(scope: TenantScope) {
   return {
     conversations: {
       /**
-       * A page of conversations, each with its number of messages, in one statement: the count is
-       * a subquery per row, tenant-bound like the page (an index range on forge_messages), so a
-       * listing costs one round trip, not two.
+       * A page of conversations, newest created first, each with its number of messages, in one
+       * statement: the count is a subquery per row, tenant-bound like the page (an index range on
+       * forge_messages), so a listing costs one round trip, not two. Keyed by creation time, which
+       * never changes: by last activity, a conversation that got a message while a client paged
+       * jumped ahead of the cursor and was never listed.
        */
       list: async (page: PageRequest): Promise<Page<DbConversationRow & { message_count: number | string }>> => {
         const after = page.cursor ? decodeCursor(page.cursor) : undefined;
@@ -103,9 +105,9 @@ export function forgeRepositories(scope: TenantScope) {
           const messages = template.from('forge_messages').where('forge_messages.conversation_id', template.db.ref('forge_conversations.id')).count({ n: '*' });
           // Columns by name, not `forge_conversations.*`: a statement PostgreSQL keeps prepared must not change its result columns (db/pg_client.ts).
           const query = template.from('forge_conversations').select(...CONVERSATION_COLUMNS.map((c) => `forge_conversations.${c}`), messages.as('message_count'));
-          return newestFirstQuery(query, 'forge_conversations', 'updated_at', v.limit as number, after && { at: v.at as number, id: v.id as string });
+          return newestFirstQuery(query, 'forge_conversations', 'created_at', v.limit as number, after && { at: v.at as number, id: v.id as string });
         });
-        return pageOf(rows, page.limit, (r) => r.updated_at);
+        return pageOf(rows, page.limit, (r) => r.created_at);
       },
       require: (id: string) => scope.require<DbConversationRow>('forge_conversations', id, 'conversation'),
       async create(input: { title: string; createdBy: string }): Promise<DbConversationRow> {

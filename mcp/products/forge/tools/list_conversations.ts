@@ -5,7 +5,8 @@ export default forgeTool({
   name: 'forge.list_conversations',
   title: 'List conversations',
   description:
-    "Lists the organization's AI chat conversations, most recently active first, 25 per page by default. " +
+    "Lists the organization's AI chat conversations, newest created first, 25 per page by default. " +
+    'The order is by creation time, so a conversation that gets a message while a client pages keeps its place: paging neither skips nor repeats one. ' +
     'Returns for each one its id, title, number of messages, creation and last-activity times and its resource URI, plus next_cursor for the following page (null on the last). ' +
     'Does not return message text; use forge.get_conversation for that.',
   scope: 'forge.chat.read',
