@@ -99,6 +99,17 @@ function foldedSql(expression: string): string {
   return `replace(replace(lower(${expression}), '\u03c2', '\u03c3'), 'i\u0307', 'i')`;
 }
 
+/**
+ * `text` folded as foldedSql folds it on SQLite (JavaScript's lower(), then final sigma and the
+ * dot of 'İ' made one): the key a case-insensitively unique name is stored under, so that a
+ * plain unique index enforces it on both databases, also between two writes at the same time.
+ * An index on foldedSql itself would hang on SQLite's lower(), which db/sqlite_client.ts replaces
+ * per connection.
+ */
+export function foldedKey(text: string): string {
+  return text.toLowerCase().replaceAll('\u03c2', '\u03c3').replaceAll('i\u0307', 'i');
+}
+
 /** Case-insensitive "column contains text": the same SQL on SQLite and PostgreSQL. */
 export function whereContains(query: Knex.QueryBuilder, column: string, text: string): Knex.QueryBuilder {
   return query.whereRaw(`${foldedSql('??')} like ${foldedSql('?')} escape '\\'`, [column, `%${escapeLike(text)}%`]);
