@@ -29,7 +29,22 @@ test('document analysis is deterministic and finds counts, headings, terms, link
   t.deepEqual(first.links, ['https://acme.example/board?q=1']);
   t.deepEqual(first.email_addresses, ['finance@acme.example', 'sales@acme.example']);
   t.deepEqual(first.dates, ['2026-12-01', '3 March 2027', 'December 5, 2027']);
-  t.deepEqual(analyzeText(''), { characters: 0, words: 0, sentences: 0, paragraphs: 0, reading_time_minutes: 0, headings: [], key_terms: [], links: [], email_addresses: [], dates: [] });
+  t.deepEqual([first.headings_total, first.links_total, first.email_addresses_total, first.dates_total], [2, 1, 2, 3]);
+  t.false(first.headings_truncated || first.links_truncated || first.email_addresses_truncated || first.dates_truncated);
+  t.deepEqual(analyzeText(''), {
+    characters: 0, words: 0, sentences: 0, paragraphs: 0, reading_time_minutes: 0, headings: [], headings_total: 0, headings_truncated: false, key_terms: [],
+    links: [], links_total: 0, links_truncated: false, email_addresses: [], email_addresses_total: 0, email_addresses_truncated: false, dates: [], dates_total: 0, dates_truncated: false,
+  });
+});
+
+test('document analysis lists the first 50 headings, links, addresses and dates, and says how many there are', (t) => {
+  const lines = Array.from({ length: 60 }, (_, i) => `# Part ${i}\n\nSee https://acme.example/${i} or mail p${i}@acme.example by 2026-01-${String((i % 28) + 1).padStart(2, '0')}.`);
+  const analysis = analyzeText(lines.join('\n\n'));
+  t.deepEqual(analysis.headings.map((h) => h.text), Array.from({ length: 50 }, (_, i) => `Part ${i}`), 'the first 50, in order');
+  t.deepEqual([analysis.headings_total, analysis.links_total, analysis.email_addresses_total, analysis.dates_total], [60, 60, 60, 28]);
+  t.deepEqual([analysis.headings_truncated, analysis.links_truncated, analysis.email_addresses_truncated, analysis.dates_truncated], [true, true, true, false]);
+  t.is(analysis.links.length, 50);
+  t.is(analysis.dates.length, 28);
 });
 
 mcpTest('chat: create with a first message, add messages, list newest first with a cursor, read it back', async (t, server) => {

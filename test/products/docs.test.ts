@@ -2,6 +2,7 @@ import test from 'ava';
 import fs from 'node:fs';
 import { PRODUCTS_DOC, renderProductsDoc } from '../../scripts/products_doc.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
+import { MAX_LISTED } from '../../mcp/products/forge/analysis.js';
 
 test('docs/products.md is generated from the current catalog (run npm run docs:products)', (t) => {
   t.is(fs.readFileSync(PRODUCTS_DOC, 'utf8'), renderProductsDoc());
@@ -19,4 +20,14 @@ test('the products document names every server, tool and scope, and marks destru
       t.is(row!.includes('| **yes** |'), tool.destructive, `${tool.name} destructive flag`);
     }
   }
+});
+
+test('descriptions say where what they return stops, and how the caller learns that more was left out', (t) => {
+  const described = new Map(PRODUCTS.flatMap((product) => [...product.tools, ...product.prompts].map((entry) => [entry.name, entry.description] as const)));
+  const says = (name: string, ...parts: RegExp[]) => {
+    for (const part of parts) t.regex(described.get(name) ?? '', part, name);
+  };
+  says('forge.analyze_document', new RegExp(`first ${MAX_LISTED} found`), /<list>_total/, /<list>_truncated/);
+  says('aegis.triage_findings', /at most 200/, /findings_truncated/);
+  says('pawvault.list_health_records', /<kind>_total/, /<kind>_truncated/);
 });

@@ -86,8 +86,16 @@ each('health records: vaccinations, visits and medications are recorded and read
   t.deepEqual(records.vaccinations.map((v: any) => v.id), [vaccination.id]);
   t.deepEqual(records.visits.map((v: any) => v.id), [visit.id]);
   t.deepEqual(records.medications.map((m: any) => m.name), ['Probiotic', 'Metacam']);
+  t.deepEqual([records.vaccinations_total, records.visits_total, records.medications_total], [1, 1, 2]);
+  t.deepEqual([records.vaccinations_truncated, records.visits_truncated, records.medications_truncated], [false, false, false]);
+  // Past the limit, the caller is told how many there are and that older ones were left out.
+  const newest = await env.ok(t, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, limit: 1 });
+  t.deepEqual(newest.medications.map((m: any) => m.name), ['Probiotic']);
+  t.is(newest.medications_total, 2);
+  t.true(newest.medications_truncated);
+  t.false(newest.visits_truncated);
   const onlyVisits = await env.ok(t, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, kind: 'visits' });
-  t.deepEqual(Object.keys(onlyVisits).sort(), ['pet', 'visits']);
+  t.deepEqual(Object.keys(onlyVisits).sort(), ['pet', 'visits', 'visits_total', 'visits_truncated']);
   const full = await env.ok(t, 'acme', [...PETS, 'pawvault.health.read'], 'pawvault.get_pet', { pet_id: pet.id });
   t.is(full.microchip_number, '250268500123456');
   t.is(full.uri, `portico://pawvault/pets/${pet.id}`);

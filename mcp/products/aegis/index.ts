@@ -52,11 +52,15 @@ function scanAsGranted(context: ToolContext<AegisRepository>, scan: ScanView): R
   return { ...shown, run_omitted: 'reading how the scan ran (who started it, checks run, subjects examined) needs the scope aegis.scans.read' };
 }
 
+/** The most open findings the triage prompt embeds, the most severe first. */
+const TRIAGE_MAX = 200;
+
 const triageFindings = definePrompt({
   name: 'aegis.triage_findings',
   title: 'Triage posture findings',
   description:
-    'Embeds the open findings of a scan (default: the latest) and asks for a triage: what to fix first and why, who should act, ' +
+    `Embeds the open findings of a scan (default: the latest), at most ${TRIAGE_MAX}, the most severe first (findings_truncated says when more are open; aegis.list_findings pages through all), ` +
+    'and asks for a triage: what to fix first and why, who should act, ' +
     'which findings are acceptable risks, and which to resolve with aegis.resolve_finding once fixed. How the scan ran (who started it, checks run, ' +
     'subjects examined) is embedded only for connections that may read scans (aegis.scans.read).',
   scope: 'aegis.findings.read',
@@ -67,7 +71,7 @@ const triageFindings = definePrompt({
     const { repos, resourceUri } = context;
     const scan = scan_id ? await repos.scans.get(scan_id) : await repos.scans.latest().then((row) => row && repos.scans.get(row.id));
     if (!scan) throw new AppError('not_found', 'no scan has run in this organization yet; run aegis.start_scan first');
-    const { findings, truncated } = await repos.findings.ofScan(scan.id, { status: 'open' }, 200);
+    const { findings, truncated } = await repos.findings.ofScan(scan.id, { status: 'open' }, TRIAGE_MAX);
     const counts = Object.entries(scan.open_findings).map(([severity, n]) => `${n} ${severity}`).join(', ');
     const text = findings.length === 0
       ? `Scan ${scan.id} (${scan.started_at}) has no open findings. Say so, and suggest when to scan again.`

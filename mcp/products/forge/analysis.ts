@@ -5,7 +5,8 @@
  * addresses and dates in ISO, day-month-year and month-name forms.
  */
 const WORDS_PER_MINUTE = 238;
-const MAX_LISTED = 50;
+/** The most headings, links, e-mail addresses and dates an analysis lists; `<list>_total` counts them all. */
+export const MAX_LISTED = 50;
 
 const STOP_WORDS = new Set(
   ('a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down ' +
@@ -24,14 +25,28 @@ export interface DocumentAnalysis {
   paragraphs: number;
   reading_time_minutes: number;
   headings: Array<{ level: number; text: string }>;
+  headings_total: number;
+  headings_truncated: boolean;
   key_terms: Array<{ term: string; count: number }>;
   links: string[];
+  links_total: number;
+  links_truncated: boolean;
   email_addresses: string[];
+  email_addresses_total: number;
+  email_addresses_truncated: boolean;
   dates: string[];
+  dates_total: number;
+  dates_truncated: boolean;
+}
+
+/** The first MAX_LISTED of `values` as `<name>`, with `<name>_total` and `<name>_truncated`. */
+function listed<Name extends string, Value>(name: Name, values: Value[]) {
+  return { [name]: values.slice(0, MAX_LISTED), [`${name}_total`]: values.length, [`${name}_truncated`]: values.length > MAX_LISTED } as
+    { [K in Name]: Value[] } & { [K in `${Name}_total`]: number } & { [K in `${Name}_truncated`]: boolean };
 }
 
 function unique(values: Iterable<string>): string[] {
-  return [...new Set(values)].slice(0, MAX_LISTED);
+  return [...new Set(values)];
 }
 
 export function analyzeText(text: string): DocumentAnalysis {
@@ -80,11 +95,11 @@ export function analyzeText(text: string): DocumentAnalysis {
     sentences,
     paragraphs,
     reading_time_minutes: words.length ? Math.max(1, Math.ceil(words.length / WORDS_PER_MINUTE)) : 0,
-    headings: headings.slice(0, MAX_LISTED),
+    ...listed('headings', headings),
     key_terms,
-    links,
-    email_addresses: emails,
-    dates,
+    ...listed('links', links),
+    ...listed('email_addresses', emails),
+    ...listed('dates', dates),
   };
 }
 

@@ -70,6 +70,7 @@ const PETS = 'pawvault_pets';
 const VACCINATIONS = 'pawvault_vaccinations';
 const VISITS = 'pawvault_visits';
 const MEDICATIONS = 'pawvault_medications';
+const TABLES = { vaccinations: VACCINATIONS, visits: VISITS, medications: MEDICATIONS } as const;
 
 /** The same vaccine however it was spelled: case and spacing do not matter (docs). Stored as vaccine_key. */
 export function vaccineKey(vaccine: string): string {
@@ -215,7 +216,16 @@ export function pawvaultRepository(scope: TenantScope) {
     health: {
       async list(rawPetId: string, filter: { kind?: 'vaccinations' | 'visits' | 'medications'; limit: number }) {
         const pet = await requirePet(rawPetId);
-        return { pet: { id: pet.id, name: pet.name, species: pet.species }, ...(await records(pet, filter.limit, filter.kind ? [filter.kind] : undefined)) };
+        const kinds = filter.kind ? [filter.kind] : (['vaccinations', 'visits', 'medications'] as const);
+        const listed = await records(pet, filter.limit, kinds);
+        // Each kind's newest `limit`, with how many there are and whether some were left out.
+        const shown: Record<string, unknown> = {};
+        for (const kind of kinds) {
+          const rows = listed[kind] ?? [];
+          const total = await countOf(TABLES[kind], pet.id);
+          Object.assign(shown, { [kind]: rows, [`${kind}_total`]: total, [`${kind}_truncated`]: total > rows.length });
+        }
+        return { pet: { id: pet.id, name: pet.name, species: pet.species }, ...shown };
       },
 
       async recordVaccination(rawPetId: string, input: { vaccine: string; administered_on: number; due_on?: number; clinic?: string; notes?: string }) {

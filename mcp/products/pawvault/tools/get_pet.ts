@@ -9,7 +9,7 @@ export default defineTool({
   description:
     "Returns one pet's profile (age computed from the birth date) and, for connections that may read health records (pawvault.health.read), " +
     'its most recent ones: up to 20 vaccinations (with due dates), vet visits and medications (each with active true while today is within ' +
-    'its dates), newest first. Read-only.',
+    'its dates), newest first; pawvault.list_health_records shows more, with how many there are. Read-only.',
   scope: 'pawvault.pets.read',
   destructive: false,
   input: { pet_id: z.string().min(1).max(200).describe('Id of the pet.') },

@@ -7,7 +7,7 @@ export default defineTool({
   title: "List a pet's health records",
   description:
     "Returns a pet's health records, newest first: vaccinations (with due dates), vet visits and medications, or only one kind. " +
-    'Up to limit records of each kind (default 50). Read-only.',
+    'Up to limit records of each kind (default 50), with <kind>_total (how many the pet has) and <kind>_truncated (true when older ones were left out; a larger limit, up to 200, shows more). Read-only.',
   scope: 'pawvault.health.read',
   destructive: false,
   input: {
