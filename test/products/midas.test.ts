@@ -88,6 +88,25 @@ each("list_endpoints returns the tenant's endpoints with filters", async (t, env
   t.deepEqual(posts.endpoints.map((e: any) => e.path), ['/v1/shipments']);
 });
 
+each('get_usage orders by_endpoint by calls, then path, then method: ties come out the same way every time', async (t, env) => {
+  await ship(env.server);
+  const tenant = env.server.tenants.acme.id;
+  const day = Date.UTC(2003, 4, 7);
+  // Stored in no particular order (ids neither by path nor by method), all with the same calls.
+  const routes: Array<[string, string]> = [['PUT', '/v1/ties'], ['DELETE', '/v1/ties'], ['GET', '/v1/ties'], ['POST', '/v1/aaa-ties'], ['PATCH', '/v1/ties'], ['POST', '/v1/ties']];
+  const ids = ['f', 'a', 'c', 'e', 'b', 'd'].map((c) => `00000000-0000-4000-8000-0000000000${c}${c}`);
+  await env.server.db('midas_endpoints').insert(routes.map(([method, path], i) => ({
+    id: ids[i], tenant_id: tenant, method, path, summary: null, status: 'active', rate_limit_per_minute: 60, created_at: day, updated_at: day,
+  })));
+  await env.server.db('midas_usage_daily').insert(ids.map((endpointId, i) => ({
+    id: `00000000-0000-4000-8000-0000000001${String(i).padStart(2, '0')}`, tenant_id: tenant, endpoint_id: endpointId, day, calls: 7, errors: 0, p95_ms: null,
+  })));
+  const usage = await env.ok(t, 'acme', READ, 'midas.get_usage', { from: date(day), to: date(day) });
+  t.deepEqual(usage.by_endpoint.map((e: any) => `${e.method} ${e.path}`), [
+    'POST /v1/aaa-ties', 'DELETE /v1/ties', 'GET /v1/ties', 'PATCH /v1/ties', 'POST /v1/ties', 'PUT /v1/ties',
+  ]);
+});
+
 each('get_usage sums the daily counters over the range, per endpoint and per day', async (t, env) => {
   await ship(env.server);
   const to = today();

@@ -51,6 +51,12 @@ function errorRate(calls: number, errors: number): number {
   return calls === 0 ? 0 : Math.round((errors / calls) * 10_000) / 10_000;
 }
 
+/** Most calls first; ties by path, then method (an endpoint is one method on one path), so the order never depends on the database. */
+function byCallsThenRoute(a: { calls: number; path: string; method: string }, b: { calls: number; path: string; method: string }): number {
+  const byText = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+  return b.calls - a.calls || byText(a.path, b.path) || byText(a.method, b.method);
+}
+
 export function midasRepository(scope: TenantScope) {
   const requireEndpoint = (rawId: string) => scope.require<DbEndpointRow>(ENDPOINTS, rawId, 'endpoint');
 
@@ -116,7 +122,7 @@ export function midasRepository(scope: TenantScope) {
         return {
           from: msToDate(filter.from), to: msToDate(filter.to), endpoint_id: endpoint?.id ?? null,
           totals: { calls, errors, error_rate: errorRate(calls, errors) },
-          by_endpoint: [...perEndpoint.values()].sort((a, b) => b.calls - a.calls).map((e) => ({ ...e, error_rate: errorRate(e.calls, e.errors) })),
+          by_endpoint: [...perEndpoint.values()].sort(byCallsThenRoute).map((e) => ({ ...e, error_rate: errorRate(e.calls, e.errors) })),
           by_day: series,
         };
       },

@@ -8,7 +8,7 @@ export default defineTool({
   title: 'Get public-API usage',
   description:
     "Reports the usage of the organization's public API from its daily counters, for one endpoint or all, over from..to (UTC calendar days, inclusive; default the last 30 days up to today; " +
-    `at most ${MAX_USAGE_DAYS} days). Returns totals (calls, errors, error_rate), by_endpoint totals sorted by calls with the worst daily p95 latency, and by_day with every day of the range (zeros where nothing was counted). Read-only.`,
+    `at most ${MAX_USAGE_DAYS} days). Returns totals (calls, errors, error_rate), by_endpoint totals sorted by calls (ties by path, then method) with the worst daily p95 latency, and by_day with every day of the range (zeros where nothing was counted). Read-only.`,
   scope: 'midas.api.read',
   destructive: false,
   input: {
