@@ -44,3 +44,25 @@ testOnEachDatabase('0025 gives each existing recovery policy its retention, in f
   t.like(rows[0], { tenant_id: tenantId, ends_at: null, retention_days: 14 });
   t.is(Number(rows[0].starts_at), 1_000);
 });
+
+testOnEachDatabase('0028 stores each workflow\'s name_key and renames a name stored twice in different case, the oldest kept', async (t, { db }) => {
+  const step = migration('20261127_0028_terrain_workflow_name_key');
+  await step.down(db);
+  const [a, b] = [await tenant(db), await tenant(db)];
+  const workflow = (n: number, tenantId: string, name: string) => ({ id: `00000000-0000-4000-8000-00000000010${n}`, tenant_id: tenantId, name, step_count: 1, created_at: 100 + n });
+  await db('terrain_workflows').insert([
+    workflow(1, a, 'Site survey'), workflow(2, a, 'SITE SURVEY'), workflow(3, a, 'site survey (2)'), workflow(4, a, 'Site Survey'), workflow(5, b, 'site survey'),
+  ]);
+  await step.up(db);
+  const rows = await db('terrain_workflows').orderBy('id').select('name', 'name_key');
+  t.deepEqual(rows.map((r: { name: string; name_key: string }) => [r.name, r.name_key]), [
+    ['Site survey', 'site survey'],
+    ['SITE SURVEY (3)', 'site survey (3)'],
+    ['site survey (2)', 'site survey (2)'],
+    ['Site Survey (4)', 'site survey (4)'],
+    ['site survey', 'site survey'],
+  ]);
+  const insert = (row: object) => db('terrain_workflows').insert(row).then(() => 'inserted', () => 'refused');
+  t.is(await insert({ ...workflow(6, a, 'Site SURVEY (4)'), name_key: 'site survey (4)' }), 'refused', 'the key is unique in the tenant');
+  t.is(await insert({ ...workflow(7, b, 'Site SURVEY (4)'), name_key: 'site survey (4)' }), 'inserted', 'another tenant has its own names');
+});

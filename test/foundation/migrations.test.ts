@@ -44,27 +44,3 @@ test('SQLite reads a page of forge conversations in index order, without a sort 
     await drop();
   }
 });
-
-testOnEachDatabase('terrain workflow names become unique whatever their case: names stored twice in different case are renamed, the oldest kept', async (t, { db }) => {
-  const [, nameKey] = MIGRATIONS.find(([name]) => name === '20261127_0028_terrain_workflow_name_key')!;
-  await nameKey.down(db);
-  const tenants = [{ id: '00000000-0000-4000-8000-00000000000a', slug: 'a', name: 'A', created_at: 1 }, { id: '00000000-0000-4000-8000-00000000000b', slug: 'b', name: 'B', created_at: 1 }];
-  await db('tenants').insert(tenants);
-  const workflow = (n: number, tenant: string, name: string) => ({ id: `00000000-0000-4000-8000-00000000010${n}`, tenant_id: tenant, name, step_count: 1, created_at: 100 + n });
-  const [a, b] = tenants.map((tenant) => tenant.id);
-  await db('terrain_workflows').insert([
-    workflow(1, a, 'Site survey'), workflow(2, a, 'SITE SURVEY'), workflow(3, a, 'site survey (2)'), workflow(4, a, 'Site Survey'), workflow(5, b, 'site survey'),
-  ]);
-  await nameKey.up(db);
-  const rows = await db('terrain_workflows').orderBy('id').select('name', 'name_key');
-  t.deepEqual(rows.map((r) => [r.name, r.name_key]), [
-    ['Site survey', 'site survey'],
-    ['SITE SURVEY (3)', 'site survey (3)'],
-    ['site survey (2)', 'site survey (2)'],
-    ['Site Survey (4)', 'site survey (4)'],
-    ['site survey', 'site survey'],
-  ]);
-  const insert = (row: object) => db('terrain_workflows').insert(row).then(() => 'inserted', () => 'refused');
-  t.is(await insert({ ...workflow(6, a, 'Site SURVEY (4)'), name_key: 'site survey (4)' }), 'refused', 'the key is unique in the tenant');
-  t.is(await insert({ ...workflow(7, b, 'Site SURVEY (4)'), name_key: 'site survey (4)' }), 'inserted', 'another tenant has its own names');
-});
