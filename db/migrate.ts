@@ -31,8 +31,8 @@ import * as harvestSearchText from './migrations/20261124_0022_harvest_search_te
 import * as refreshAnswers from './migrations/20261125_0023_refresh_answers.js';
 import * as pawvaultVaccineKey from './migrations/20261126_0024_pawvault_vaccine_key.js';
 import * as reclaimRetentionSegments from './migrations/20261126_0025_reclaim_retention_segments.js';
-import * as forgeConversationsCreatedIdx from './migrations/20261127_0027_forge_conversations_created_idx.js';
-import * as terrainWorkflowNameKey from './migrations/20261127_0028_terrain_workflow_name_key.js';
+import * as forgeConversationsCreatedIdx from './migrations/20261127_0026_forge_conversations_created_idx.js';
+import * as terrainWorkflowNameKey from './migrations/20261127_0027_terrain_workflow_name_key.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -65,8 +65,8 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261125_0023_refresh_answers', refreshAnswers],
   ['20261126_0024_pawvault_vaccine_key', pawvaultVaccineKey],
   ['20261126_0025_reclaim_retention_segments', reclaimRetentionSegments],
-  ['20261127_0027_forge_conversations_created_idx', forgeConversationsCreatedIdx],
-  ['20261127_0028_terrain_workflow_name_key', terrainWorkflowNameKey],
+  ['20261127_0026_forge_conversations_created_idx', forgeConversationsCreatedIdx],
+  ['20261127_0027_terrain_workflow_name_key', terrainWorkflowNameKey],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

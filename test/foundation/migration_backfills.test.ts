@@ -46,7 +46,7 @@ testOnEachDatabase('0025 gives each existing recovery policy its retention, in f
 });
 
 testOnEachDatabase('0028 stores each workflow\'s name_key and renames a name stored twice in different case, the oldest kept', async (t, { db }) => {
-  const step = migration('20261127_0028_terrain_workflow_name_key');
+  const step = migration('20261127_0027_terrain_workflow_name_key');
   await step.down(db);
   const [a, b] = [await tenant(db), await tenant(db)];
   const workflow = (n: number, tenantId: string, name: string) => ({ id: `00000000-0000-4000-8000-00000000010${n}`, tenant_id: tenantId, name, step_count: 1, created_at: 100 + n });

@@ -19,7 +19,7 @@ testOnEachDatabase('forge keyset listings have indexes ending in id, and the mig
   };
   for (const [name, columns] of Object.entries(expected)) t.deepEqual(await indexColumns(db, name), columns, name);
   const [, keyset] = MIGRATIONS.find(([name]) => name === '20261122_0017_forge_keyset_indexes')!;
-  const [, created] = MIGRATIONS.find(([name]) => name === '20261127_0027_forge_conversations_created_idx')!;
+  const [, created] = MIGRATIONS.find(([name]) => name === '20261127_0026_forge_conversations_created_idx')!;
   await created.down(db);
   t.deepEqual(await indexColumns(db, 'forge_conversations_tenant_updated_idx'), ['tenant_id', 'updated_at', 'id']);
   t.deepEqual(await indexColumns(db, 'forge_conversations_tenant_created_idx'), dialectOf(db) === 'sqlite' ? [] : ['']);
