@@ -61,9 +61,12 @@ export class SessionRegistry {
   /**
    * Registers a new session. Over a cap, the least recently used sessions go: the connection's,
    * then the person's across their connections (each consent is a connection, so the connection
-   * cap alone would let one person hold any number of sessions).
+   * cap alone would let one person hold any number of sessions). The new session is the most
+   * recently used: requests of the others made while the SDK handled its initialize must not
+   * make it the one that goes, handing its client an id that answers 404.
    */
   add(session: Session): void {
+    session.lastActiveAt = Date.now();
     this.sessions.set(session.id, session);
     this.closeOver((s) => s.connectionId === session.connectionId, this.options.maxPerConnection);
     this.closeOver((s) => s.userId === session.userId, this.options.maxPerUser);
