@@ -158,7 +158,9 @@ export class Pipeline {
   async auditRefusedToken(token: string | undefined, productId: string, method: string, params: unknown, error: AppError, requestId: string, admit: (connectionId: string) => boolean): Promise<void> {
     const kind = METHOD_KIND[method as PipelineMethod];
     if (!token || !kind) return;
-    const owner = await findTokenOwner(this.deps.db, token);
+    // On the read side, as authenticate read the token: a committed snapshot is all a label needs,
+    // and a token nobody owns (anyone may send one) must not queue behind the writer.
+    const owner = await findTokenOwner(this.reads, token);
     if (!owner || !admit(owner.connectionId)) return;
     const { name, args } = describeCall(method as PipelineMethod, productId, params);
     await this.auditAlone({
