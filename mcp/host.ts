@@ -146,6 +146,7 @@ export class McpHost {
     const requestId = ctx.state.requestId;
     let message: Record<string, any> | undefined;
     let token: string | undefined;
+    let handling: { session: Session; id: string | number } | undefined;
     try {
       // MCP transports, "Security Warning": validate Origin to stop DNS rebinding from browsers.
       const origin = ctx.get('origin');
@@ -195,6 +196,16 @@ export class McpHost {
       if (sessionId && version && !SUPPORTED_VERSIONS.has(version)) {
         throw new AppError('invalid_request', `Bad Request: Unsupported protocol version: ${version.slice(0, 40)} (supported versions: ${[...SUPPORTED_VERSIONS].join(', ')})`);
       }
+      // MCP basic protocol, "Requests": an id is unique among the session's requests in flight. A
+      // second request under one would skip the checks below (the SDK would run it, and mix up the
+      // two replies): it is refused before anything is checked, run or audited; the first goes on.
+      if (message?.method !== undefined && message.id !== undefined) {
+        if (session.requestIds.has(message.id) || session.sdkCalls.has(message.id)) {
+          throw new AppError('invalid_request', `Invalid Request: request id ${JSON.stringify(message.id).slice(0, 80)} is already in flight in this session; send each request with a new id`);
+        }
+        session.requestIds.add(message.id);
+        handling = { session, id: message.id };
+      }
       // What the SDK's transport refuses before any handler (an Accept without JSON and SSE: 406; a
       // message its strict JSON-RPC schemas refuse: 400 -32700) is left to it to answer: nothing
       // here prechecks it, cancels for it or runs it, so nothing is audited either.
@@ -226,6 +237,9 @@ export class McpHost {
       if (error.headers) ctx.set(error.headers);
       // Invalid params are an answer to a well-formed request, as the pipeline's refusals are (200).
       sendJson(ctx, error.code === 'invalid_arguments' ? 200 : error.status, jsonRpcErrorBody(error, requestId, idOf(message)));
+    } finally {
+      // Answered (or its client gone: a call the SDK still runs stays in sdkCalls until it ends).
+      handling?.session.requestIds.delete(handling.id);
     }
   }
 
@@ -321,7 +335,7 @@ export class McpHost {
       sessionIdGenerator: () => id,
       onsessionclosed: () => this.sessions.forget(id),
     });
-    const session: Session = { id, product: productId, connectionId: principal.connectionId, userId: principal.user.id, server, transport, lastActiveAt: Date.now(), inflight: new Map(), sdkCalls: new Map() };
+    const session: Session = { id, product: productId, connectionId: principal.connectionId, userId: principal.user.id, server, transport, lastActiveAt: Date.now(), requestIds: new Set(), inflight: new Map(), sdkCalls: new Map() };
     transport.onclose = () => this.sessions.forget(id);
     this.register(server, session);
     // connect() only wires callbacks; the transport's start() is a no-op.
@@ -447,7 +461,7 @@ export class McpHost {
    */
   private directRequest(session: Session, hot: NonNullable<ParsedMessage['hot']>): { id: string | number; method: string; params: Record<string, any> } | undefined {
     // An unsupported MCP-Protocol-Version was refused (400) before (handle): every direct request has a session.
-    if (session.transport.sessionId !== session.id || session.inflight.has(hot.id)) return undefined;
+    if (session.transport.sessionId !== session.id) return undefined;
     const params = ((checkParams(hot.parse).data as { params?: Record<string, any> }).params ?? {}) as Record<string, any>;
     if (hot.method === 'tools/call') {
       // Portico declares no tasks capability: the SDK would refuse a task-augmented call as -32603 with its own text and no data.

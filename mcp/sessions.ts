@@ -23,6 +23,11 @@ export interface Session {
   streamExpiry?: NodeJS.Timeout;
   /** The stored id of that token: its revocation (RFC 7009) closes the stream too. */
   streamTokenId?: string;
+  /**
+   * The JSON-RPC ids of the requests this session is handling, from their arrival until they are
+   * answered: a request under one of them is refused (ids are unique among those in flight).
+   */
+  requestIds: Set<string | number>;
   /** Requests the host answers itself, by JSON-RPC id: aborted by notifications/cancelled or when the session closes. */
   inflight: Map<string | number, Cancellation>;
   /** Requests the SDK's handlers run (an elicited confirmation), by JSON-RPC id. */

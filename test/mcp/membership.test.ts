@@ -130,11 +130,13 @@ mcpTest('suspending an organization under load: once the server hears it no call
   let running = true;
   // Sessions open before the load starts: the suspension must meet clients already connected.
   const sessions = new Map(await Promise.all([acme[0].token, acme[1].token, globex.token].map(async (token) => [token, await openSession(server, token, 'forge')] as const)));
+  let nextId = 1;
   const caller = async (tenant: string, token: string) => {
     const sessionId = sessions.get(token)!;
     while (running) {
       const startedAt = performance.now();
-      const response = await rawCall(server, token, 'forge', 'tools/call', LIST, { sessionId });
+      // Two callers share globex's session: each request has its own id, as JSON-RPC requires of those in flight.
+      const response = await rawCall(server, token, 'forge', 'tools/call', LIST, { sessionId, id: nextId++ });
       calls.push({ tenant, startedAt, status: response.status });
     }
   };
