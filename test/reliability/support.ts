@@ -68,6 +68,20 @@ export const faultlab = defineProduct<TenantScope>({
       },
     }),
     defineTool<{ name: z.ZodString }, TenantScope>({
+      name: 'faultlab.write_marker_confirmed',
+      title: 'Write a marker, once confirmed',
+      description: 'Test tool: as write_marker, declared destructive, so it asks the person first (a client with elicitation is asked through the SDK, which then runs the call).',
+      scope: 'faultlab.markers.write',
+      destructive: true,
+      confirmation: 'A marker {name} will be written.',
+      input: { name: z.string().min(1).max(100) },
+      async handler({ name }, { repos, signal }) {
+        await passGate(name, signal);
+        await repos.insert('faultlab_markers', { name, created_at: Date.now() });
+        return { name, written: true };
+      },
+    }),
+    defineTool<{ name: z.ZodString }, TenantScope>({
       name: 'faultlab.read_markers',
       title: 'Read markers',
       description: 'Test tool: waits at the gate named like the marker (if the test set one), then counts the marker rows of that name in the caller’s tenant. A read: on SQLite it holds no writer while it waits.',
