@@ -73,14 +73,17 @@ export async function registerInstance(
     await trx('instances').insert(row);
     await confirm?.(trx);
   });
-  let beating: Promise<void> = Promise.resolve();
+  let beating: Promise<void> | undefined;
   const timer = setInterval(() => {
+    // One beat at a time: a database slower than the interval would otherwise have two beats find
+    // the row missing and both write it.
+    if (beating) return;
     beating = (async () => {
       const seenAt = Date.now();
       // A row deleted meanwhile (by hand, say) is written again: the instance is still running.
       const updated = await db('instances').where({ id: row.id }).update({ seen_at: seenAt });
       if (!updated) await db('instances').insert({ ...row, seen_at: seenAt });
-    })().catch(onError);
+    })().catch(onError).finally(() => (beating = undefined));
   }, heartbeatMs);
   timer.unref();
   return {

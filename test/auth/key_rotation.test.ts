@@ -286,6 +286,24 @@ testOnEachDatabase('running instances are known to the keys commands: kept seen 
   }
 });
 
+testOnEachDatabase('a heartbeat slower than its interval does not write its missing row twice', async (t, database) => {
+  const { db } = database;
+  const failures: unknown[] = [];
+  // A beat every millisecond: each one that finds the row missing takes longer than that to write it.
+  const instance = await registerInstance(db, { published: ['k1'], signing: ['k1'], cookieVerify: ['c1'], cookieSign: 'c1' }, (error) => failures.push(error), 1);
+  try {
+    for (let round = 0; round < 30; round++) {
+      await db('instances').where({ id: instance.id }).delete();
+      await waitFor(async () => (await db('instances').where({ id: instance.id }).first()) !== undefined);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    t.deepEqual(failures, []);
+    t.is(Number((await db('instances').where({ id: instance.id }).count({ n: '*' }).first())!.n), 1);
+  } finally {
+    await instance.close();
+  }
+});
+
 async function waitFor(condition: () => Promise<boolean>, ms = 5_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await condition())) {
