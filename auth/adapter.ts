@@ -145,7 +145,12 @@ class KnexAdapter implements Adapter {
  * tokens are kept until they expire, because their presence is what detects a replay.
  */
 export async function purgeExpired(db: DbOrTrx, now = Date.now()): Promise<number> {
-  return db('oidc_payloads').where('expires_at', '<=', now).delete();
+  return db('oidc_payloads').where('expires_at', '<=', now)
+    // A grant's row goes only once its connection has ended (endExpiredGrants, on this run or the
+    // next): deleted before, nothing would ever end the connection, listed as live for ever.
+    .whereNot((expired) => expired.where('model', 'Grant')
+      .whereExists(db('connections').whereNull('revoked_at').whereRaw('connections.grant_id = oidc_payloads.id').select(db.raw('1'))))
+    .delete();
 }
 
 /** Self-registered clients never expire (the provider stores them without a lifetime). */

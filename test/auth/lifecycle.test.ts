@@ -72,6 +72,25 @@ testOnEachDatabase('expired rows and old unused self-registered clients are purg
   t.deepEqual(left, ['dcr_new', 'dcr_old_connected', 'dcr_old_with_grant', 'g1', 'live', 'reg_old']);
 });
 
+testOnEachDatabase("an expired grant's row is purged only once its connection has ended", async (t, { db }) => {
+  const now = Date.now();
+  await db('tenants').insert({ id: 't1', slug: 'acme', name: 'Acme', created_at: now });
+  await db('users').insert({ id: 'u1', email: 'a@acme.example', password_hash: 'x', created_at: now });
+  const connection = { tenant_id: 't1', user_id: 'u1', client_id: 'dcr_c', client_kind: 'dynamic', product: 'forge', resource: 'r', scopes: 's', created_at: now, call_count: 0 };
+  // Two grants past their lifetime: one whose connection was ended, one whose end a purge run
+  // has not made yet (its grant expired after that run looked).
+  await db('oidc_payloads').insert([
+    { model: 'Grant', id: 'g_ended', payload: '{}', client_id: 'dcr_c', expires_at: now - 1 },
+    { model: 'Grant', id: 'g_live', payload: '{}', client_id: 'dcr_c', expires_at: now - 1 },
+  ]);
+  await db('connections').insert([{ ...connection, id: 'c_ended', grant_id: 'g_ended', revoked_at: now }, { ...connection, id: 'c_live', grant_id: 'g_live' }]);
+  t.is(await purgeExpired(db, now), 1);
+  t.deepEqual(await db('oidc_payloads').pluck('id'), ['g_live'], 'the grant whose connection is live stays for endExpiredGrants to find');
+  await db('connections').where({ id: 'c_live' }).update({ revoked_at: now });
+  t.is(await purgeExpired(db, now), 1);
+  t.deepEqual(await db('oidc_payloads').pluck('id'), []);
+});
+
 function cli(url: string, argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
