@@ -36,6 +36,11 @@ export function channelFor(macKey: string): string {
   return `portico_${createHash('sha256').update(`events:${macKey}`).digest('hex').slice(0, 24)}`;
 }
 
+/** The relay's application_name: its channel, which the instances sharing one secret share. */
+export function relayName(channel: string): string {
+  return `portico relay ${channel}`;
+}
+
 export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: EventBus; macKey: string; log: Logger; heartbeatMs?: number }): EventRelay | undefined {
   const { config, db, bus, log } = options;
   const heartbeatMs = options.heartbeatMs ?? HEARTBEAT_MS;
@@ -51,7 +56,9 @@ export function startEventRelay(options: { config: DatabaseConfig; db: Db; bus: 
 
   const connect = async (attempt: number): Promise<void> => {
     if (closed) return;
-    const next = new pg.Client({ connectionString: config.url });
+    // Named in pg_stat_activity, so an operator (or a test) can tell which backend listens for whom;
+    // an application_name in DATABASE_URL still wins.
+    const next = new pg.Client({ connectionString: config.url, application_name: relayName(channel) });
     next.on('error', (error) => {
       log.warn('event relay connection error', { err: error });
       // Whatever was cached on the strength of hearing every revocation must go (mcp/principal_cache.ts).

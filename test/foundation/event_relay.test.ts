@@ -1,7 +1,7 @@
 import test from 'ava';
 import { createMigratedDatabase, databasesUnderTest } from '../helpers/db.js';
 import { randomUUID } from 'node:crypto';
-import { channelFor, startEventRelay } from '../../db/notify.js';
+import { channelFor, relayName, startEventRelay } from '../../db/notify.js';
 import { EventBus, type PorticoEvent } from '../../shared/events.js';
 import { createLogger } from '../../shared/log.js';
 import net from 'node:net';
@@ -57,7 +57,7 @@ if (databasesUnderTest().includes('postgres')) {
     try {
       await Promise.all(relays.map((r) => r.ready));
       // Kill every LISTEN backend, as a PostgreSQL restart or failover would.
-      const killed = await database.db.raw(`select pg_terminate_backend(pid) as ok from pg_stat_activity where query = ?`, [`LISTEN ${channelFor(key)}`]);
+      const killed = await database.db.raw(`select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ?`, [relayName(channelFor(key))]);
       t.is(killed.rows.length, 2, 'both listeners were terminated');
       const event: PorticoEvent = { type: 'surface.changed', product: 'midas', status: 'live' };
       let received: PorticoEvent | 'timeout' = 'timeout';
@@ -120,7 +120,7 @@ if (databasesUnderTest().includes('postgres')) {
       t.is((error as { code?: string }).code, 'EADDRINUSE');
       // The relay listened on the deployment's channel during the start; nothing may listen now.
       const channel = channelFor((await loadSecrets(database.db)).macKey);
-      const listening = await database.db.raw("select count(*)::int as n from pg_stat_activity where query = ? and state <> 'active'", [`LISTEN ${channel}`]);
+      const listening = await database.db.raw("select count(*)::int as n from pg_stat_activity where application_name = ? and state <> 'active'", [relayName(channel)]);
       t.is(listening.rows[0].n, 0);
     } finally {
       taken.close();

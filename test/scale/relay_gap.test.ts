@@ -7,7 +7,7 @@
 import test from 'ava';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { revokeConnection } from '../../db/grant_store.js';
-import { channelFor } from '../../db/notify.js';
+import { channelFor, relayName } from '../../db/notify.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { grant, openSession, startMcpServer } from '../helpers/mcp.js';
 
@@ -29,7 +29,7 @@ pgTest('a connection revoked while the relay was down has its open GET streams c
     // This instance's LISTEN backend is killed; while it is down, the connection is revoked and
     // no event is published (it would not have arrived anyway).
     const channel = channelFor(server.portico.context.secrets.macKey);
-    const killed = await admin.raw('select pg_terminate_backend(pid) as ok from pg_stat_activity where query = ?', [`LISTEN ${channel}`]);
+    const killed = await admin.raw('select pg_terminate_backend(pid) as ok from pg_stat_activity where application_name = ?', [relayName(channel)]);
     t.is(killed.rows.length, 1, 'the instance’s listener was terminated');
     await server.db.transaction((trx) => revokeConnection(trx, connection, { reason: 'test' }));
 
