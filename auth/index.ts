@@ -135,14 +135,20 @@ export function authMount(options: AuthMountOptions): Mount {
     // Whether its cookies are Secure is the request's (ctx.secure), which app.ts marks by the public URL.
     app.use((ctx, next) => whileProviderWorks(() => dispatch(ctx, next)));
 
+    let purging = false;
     const timer = setInterval(() => {
+      // One run at a time: a run slower than the interval (waiting on rows calls hold) is not joined
+      // by the next, which would only wait on the same rows.
+      if (purging) return;
+      purging = true;
       // Expired grants end their connections first (the purge would delete the grants' rows). One
       // instant for both steps: a grant that expires while the first runs (it can wait on a
       // connection row a call holds) is left to the next run, not deleted with its connection live.
       const now = Date.now();
       endExpiredGrants(db, options.events, now)
         .then(() => Promise.all([purgeExpired(db, now), purgeUnusedClients(db), forgetAnswers(db, refreshReuseGraceMs, now)]))
-        .catch((err) => log.warn('purging expired OAuth rows failed', { err }));
+        .catch((err) => log.warn('purging expired OAuth rows failed', { err }))
+        .finally(() => (purging = false));
     }, options.purgeIntervalMs ?? 10 * 60_000);
     timer.unref();
     context.onClose(() => clearInterval(timer));
