@@ -7,22 +7,11 @@
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
 import { registerClient } from '../helpers/oauth.js';
-import { startAuthServer } from './support.js';
+import { startAuthServer, streamedPost } from './support.js';
 
-/** A form POST whose body is sent in chunks, with no Content-Length (Transfer-Encoding: chunked). */
+/** A form POST whose body is streamed, with no Content-Length. */
 function streamedForm(url: string, body: string, headers: Record<string, string> = {}): Promise<Response> {
-  const bytes = new TextEncoder().encode(body);
-  return fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    duplex: 'half',
-    body: new ReadableStream({
-      start(controller) {
-        for (let i = 0; i < bytes.length; i += 8192) controller.enqueue(bytes.subarray(i, i + 8192));
-        controller.close();
-      },
-    }),
-  } as RequestInit);
+  return streamedPost(url, body, { 'content-type': 'application/x-www-form-urlencoded', ...headers });
 }
 
 for (const kind of databasesUnderTest()) {

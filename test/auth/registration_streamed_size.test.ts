@@ -7,22 +7,11 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { rowCounts, startAuthServer } from './support.js';
+import { rowCounts, startAuthServer, streamedPost } from './support.js';
 
-/** A POST whose body is sent in chunks, with no Content-Length (Transfer-Encoding: chunked). */
+/** A registration whose body is streamed, with no Content-Length. */
 function streamedRegistration(url: string, body: string): Promise<Response> {
-  const bytes = new TextEncoder().encode(body);
-  return fetch(`${url}/oauth/register`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    duplex: 'half',
-    body: new ReadableStream({
-      start(controller) {
-        for (let i = 0; i < bytes.length; i += 8192) controller.enqueue(bytes.subarray(i, i + 8192));
-        controller.close();
-      },
-    }),
-  } as RequestInit);
+  return streamedPost(`${url}/oauth/register`, body, { 'content-type': 'application/json' });
 }
 
 for (const kind of databasesUnderTest()) {

@@ -87,3 +87,19 @@ export async function rowCounts(server: TestServer): Promise<Record<string, numb
     audit: await count('audit_log'),
   };
 }
+
+/** A POST whose body is sent in 8 KiB chunks with no Content-Length (Transfer-Encoding: chunked). */
+export function streamedPost(url: string, body: string, headers: Record<string, string>): Promise<Response> {
+  const bytes = new TextEncoder().encode(body);
+  return fetch(url, {
+    method: 'POST',
+    headers,
+    duplex: 'half',
+    body: new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 8192) controller.enqueue(bytes.subarray(i, i + 8192));
+        controller.close();
+      },
+    }),
+  } as RequestInit);
+}
