@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Mount } from '../../app.js';
 import type { TenantScope } from '../../db/tenant_scope.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
-import { defineProduct, defineTool } from '../../shared/catalog.js';
+import { defineProduct, defineTool, type ToolContext } from '../../shared/catalog.js';
 import type { DbKind, TestDatabase } from '../helpers/db.js';
 import { startMcpServer, type McpTestServer } from '../helpers/mcp.js';
 
@@ -47,6 +47,13 @@ async function passGate(name: string, signal: AbortSignal): Promise<void> {
   await waiting.opened;
 }
 
+/** Both marker-writing tools: wait at the gate named like the marker (if a test set one), then write it. */
+async function writeMarker({ name }: { name: string }, { repos, signal }: ToolContext<TenantScope>) {
+  await passGate(name, signal);
+  await repos.insert('faultlab_markers', { name, created_at: Date.now() });
+  return { name, written: true };
+}
+
 export const faultlab = defineProduct<TenantScope>({
   id: 'faultlab',
   title: 'Fault lab',
@@ -61,11 +68,7 @@ export const faultlab = defineProduct<TenantScope>({
       scope: 'faultlab.markers.write',
       destructive: false,
       input: { name: z.string().min(1).max(100) },
-      async handler({ name }, { repos, signal }) {
-        await passGate(name, signal);
-        await repos.insert('faultlab_markers', { name, created_at: Date.now() });
-        return { name, written: true };
-      },
+      handler: writeMarker,
     }),
     defineTool<{ name: z.ZodString }, TenantScope>({
       name: 'faultlab.write_marker_confirmed',
@@ -75,11 +78,7 @@ export const faultlab = defineProduct<TenantScope>({
       destructive: true,
       confirmation: 'A marker {name} will be written.',
       input: { name: z.string().min(1).max(100) },
-      async handler({ name }, { repos, signal }) {
-        await passGate(name, signal);
-        await repos.insert('faultlab_markers', { name, created_at: Date.now() });
-        return { name, written: true };
-      },
+      handler: writeMarker,
     }),
     defineTool<{ name: z.ZodString }, TenantScope>({
       name: 'faultlab.read_markers',
