@@ -9,6 +9,7 @@
  *
  * Usage: npx tsx bench/ab.ts [--base REF] [--head REF] [--rounds 4] [--seconds 10] [--postgres]
  *   [--base-node-args ARGS] [--head-node-args ARGS]
+ *   --postgres needs BENCH_DATABASE_URL (or TEST_DATABASE_URL) set to a PostgreSQL database to make schemas in.
  *   REF is any git revision; --base defaults to HEAD, --head to the working tree. Each is
  *   compiled with the project's tsconfig.build.json under .bench-ab/ (git-ignored) and run as
  *   `npm start` runs dist/main.js. --base-node-args / --head-node-args: node flags for one side

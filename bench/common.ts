@@ -167,17 +167,19 @@ export async function createDatabase(kind: Kind): Promise<BenchDatabase> {
     const filename = path.join(dir, 'bench.sqlite');
     return { kind, url: `sqlite:${filename}`, connect: () => connectDatabase({ kind: 'sqlite', filename }), drop: async () => fs.rmSync(dir, { recursive: true, force: true }) };
   }
+  // Without a URL knex would wait out its pool's acquire time-out and say only "Unable to acquire a connection".
+  if (!PG_URL) throw new Error('a PostgreSQL run needs BENCH_DATABASE_URL (or TEST_DATABASE_URL), e.g. postgres://postgres@127.0.0.1:5432/test');
   const schema = `bench_${randomBytes(5).toString('hex')}`;
-  const admin = knexFactory({ client: 'pg', connection: PG_URL! });
+  const admin = knexFactory({ client: 'pg', connection: PG_URL });
   await admin.raw(`create schema "${schema}"`);
   await admin.destroy();
-  const u = new URL(PG_URL!);
+  const u = new URL(PG_URL);
   u.searchParams.set('options', `-c search_path=${schema}`);
   return {
     kind, url: u.href,
     connect: () => connectDatabase({ kind: 'postgres', url: u.href }),
     drop: async () => {
-      const drop = knexFactory({ client: 'pg', connection: PG_URL! });
+      const drop = knexFactory({ client: 'pg', connection: PG_URL });
       await drop.raw(`drop schema "${schema}" cascade`);
       await drop.destroy();
     },
