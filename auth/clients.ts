@@ -18,11 +18,20 @@ export const MAX_METADATA_BYTES = 16 * 1024;
 const MAX_CLIENT_NAME = 200;
 
 /**
+ * Scripts with letters that look alike (Cyrillic `о`, Greek `ο` and Latin `o`): a word mixing them
+ * reads as a name it is not (`Gооgle`, `Pаypal`), so it is refused; words of different scripts
+ * side by side (`Google Диск`) are not mixed. Browsers show such domain labels as punycode for the
+ * same reason (UTS #39 §5.2, "Moderately Restrictive", which allows no Latin with Cyrillic or Greek).
+ */
+const LOOKALIKE_SCRIPTS: Array<[string, RegExp]> = [['Latin', /\p{Script=Latin}/u], ['Greek', /\p{Script=Greek}/u], ['Cyrillic', /\p{Script=Cyrillic}/u]];
+
+/**
  * Why a client_name cannot be shown, if it cannot: it must read as what it is on the consent page
  * and in the console, whether the client registered itself or an operator added it (auth/admin.ts).
  * Compatibility characters (those Unicode NFKC replaces: full-width, mathematical and circled
  * letters, ligatures, superscripts …) are refused, so `Ｇｏｏｇｌｅ` is not shown where it reads as
- * "Google"; canonical variants (an accent sent as a combining mark) are not compatibility ones.
+ * "Google"; canonical variants (an accent sent as a combining mark) are not compatibility ones. A
+ * word that mixes Latin, Greek and Cyrillic letters (`Gооgle` with Cyrillic `о`) is refused too.
  */
 export function clientNameProblem(name: unknown): string | undefined {
   if (typeof name !== 'string' || !name.trim() || name.length > MAX_CLIENT_NAME || UNSHOWABLE.test(name)) {
@@ -31,6 +40,13 @@ export function clientNameProblem(name: unknown): string | undefined {
   const plain = name.normalize('NFKC');
   if (plain !== name.normalize('NFC')) {
     return `client_name must not use full-width, styled or other compatibility characters (Unicode NFKC changes them); send ${JSON.stringify(plain)}`;
+  }
+  for (const word of name.split(/[^\p{L}\p{M}\p{N}]+/u)) {
+    const scripts = LOOKALIKE_SCRIPTS.filter(([, letter]) => letter.test(word)).map(([script]) => script);
+    if (scripts.length > 1) {
+      // The word is not quoted: the error page would show the look-alike it refuses.
+      return `client_name must not mix ${scripts.join(' and ')} letters in one word: their look-alike letters make it read as another name`;
+    }
   }
   return undefined;
 }
