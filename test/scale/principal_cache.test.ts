@@ -110,7 +110,7 @@ mcpTest('an unannounced revocation is seen once the relay reports events may be 
   const after = await rawPost(server, 'forge', { token, sessionId, body: call(3) }, 3);
   t.is(after.status, 401);
   t.is(after.body.error.data.code, 'connection_revoked');
-});
+}, { revokedSweepMs: 3_600_000 }); // the sweep, every second by default, would otherwise find the revocation first when it runs between the two calls
 
 test('the connections listed for the revocation sweep are those of live entries: expired ones leave the cache then', (t) => {
   const cache = new PrincipalCache({ maxEntries: 10, maxAgeMs: 1_000 });
