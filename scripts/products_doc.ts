@@ -70,6 +70,14 @@ export function renderProductsDoc(products: readonly ProductDefinition<any>[] = 
 export const PRODUCTS_DOC = path.join(PROJECT_ROOT, 'docs', 'products.md');
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  fs.writeFileSync(PRODUCTS_DOC, renderProductsDoc());
-  console.log(`wrote ${path.relative(process.cwd(), PRODUCTS_DOC)}`);
+  const args = process.argv.slice(2);
+  if (args.length) {
+    // --help (or any argument: the script takes none) explains instead of writing the file.
+    const asked = args.length === 1 && ['--help', '-h'].includes(args[0]);
+    (asked ? console.log : console.error)('usage: npm run docs:products   (writes docs/products.md from the tool catalog; takes no arguments)');
+    process.exitCode = asked ? 0 : 2;
+  } else {
+    fs.writeFileSync(PRODUCTS_DOC, renderProductsDoc());
+    console.log(`wrote ${path.relative(process.cwd(), PRODUCTS_DOC)}`);
+  }
 }
