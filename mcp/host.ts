@@ -239,7 +239,12 @@ export class McpHost {
       sendJson(ctx, error.code === 'invalid_arguments' ? 200 : error.status, jsonRpcErrorBody(error, requestId, idOf(message)));
     } finally {
       // Answered (or its client gone: a call the SDK still runs stays in sdkCalls until it ends).
-      handling?.session.requestIds.delete(handling.id);
+      // The idle time-out counts from here: a call that ran longer than it must not leave a
+      // session that is closed before its client can send the next request.
+      if (handling) {
+        handling.session.requestIds.delete(handling.id);
+        handling.session.lastActiveAt = Date.now();
+      }
     }
   }
 

@@ -2,7 +2,7 @@
  * Live MCP sessions of this instance. A session belongs to the connection (grant) and the user
  * that initialised it; a session id presented with anyone else's token is treated as unknown
  * (404), never served (MCP security best practices, "Session Hijacking"). Sessions end on idle
- * time-out, on revocation of their connection, when the connection, or the person across all
+ * time-out (never while a request is in flight), on revocation of their connection, when the connection, or the person across all
  * their connections, opens more than the cap (the least recently used goes), and on shutdown.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -18,6 +18,7 @@ export interface Session {
   userId: string;
   server: Server;
   transport: WebStandardStreamableHTTPServerTransport;
+  /** When its last request arrived or was answered (the idle time-out and the caps' least recently used count from it). */
   lastActiveAt: number;
   /** Closes the standalone GET stream when the token it was opened with expires. */
   streamExpiry?: NodeJS.Timeout;
@@ -146,8 +147,13 @@ export class SessionRegistry {
     return [...this.sessions.values()];
   }
 
+  /**
+   * A session with a request in flight is not idle, however long ago that request came: a long
+   * tool call, or a confirmation the person is still answering, would otherwise be cut off.
+   */
   private closeIdle(now = Date.now()): void {
     for (const session of this.sessions.values()) {
+      if (session.requestIds.size || session.inflight.size || session.sdkCalls.size) continue;
       if (now - session.lastActiveAt > this.options.idleMs) void this.close(session.id);
     }
   }

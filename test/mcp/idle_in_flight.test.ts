@@ -1,0 +1,73 @@
+/**
+ * A session with a call in flight is not idle: the SESSION_IDLE_MS sweeper leaves it open while a
+ * long tool call runs or the person is still answering a confirmation, and the idle time counts
+ * from the end of its last call, not from that call's arrival. A session nothing happens on is
+ * still closed.
+ */
+import test from 'ava';
+import { databasesUnderTest } from '../helpers/db.js';
+import { auditOf, connect, grant, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
+import { gate, startFaultServer } from '../reliability/support.js';
+
+const IDLE_MS = 1_000;
+/** Well past SESSION_IDLE_MS and several of the sweeper's rounds (every IDLE_MS / 4). */
+const LONGER_THAN_IDLE = 1_800;
+/** Under SESSION_IDLE_MS but past two sweeper rounds. */
+const SHORTER_THAN_IDLE = 550;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const kind of databasesUnderTest()) {
+  test(`a tool call running longer than SESSION_IDLE_MS keeps its session; the idle time counts from the call's end [${kind}]`, async (t) => {
+    const server = await startFaultServer(kind, { env: { SESSION_IDLE_MS: String(IDLE_MS) } });
+    try {
+      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.read'] });
+      const sessionId = await openSession(server, token, 'faultlab');
+      const post = (id: number, method: string, params: unknown) => rawPost(server, 'faultlab', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) }, id);
+
+      const held = gate('long');
+      const call = post(1, 'tools/call', { name: 'faultlab.read_markers', arguments: { name: 'long' } });
+      call.catch(() => undefined); // awaited below
+      await held.entered;
+      await sleep(LONGER_THAN_IDLE);
+      t.false(held.signal!.aborted, 'the call was not cancelled by the idle sweeper');
+      held.release();
+      const answered = await call;
+      t.is(answered.status, 200, answered.text.slice(0, 300));
+      t.deepEqual(answered.body.result?.structuredContent, { name: 'long', count: 0 }, answered.text.slice(0, 300));
+      t.deepEqual((await auditOf(server, 'acme', { connection_id: connection.id })).map((r) => [r.name, r.outcome]), [['faultlab.read_markers', 'ok']]);
+
+      await sleep(SHORTER_THAN_IDLE);
+      const next = await post(2, 'ping', {});
+      t.is(next.status, 200, `the session is open right after its long call ended: ${next.text.slice(0, 300)}`);
+
+      await sleep(LONGER_THAN_IDLE);
+      t.is((await post(3, 'ping', {})).status, 404, 'with nothing in flight, an idle session is still closed');
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+mcpTest('a session whose person takes longer than SESSION_IDLE_MS to answer a confirmation stays open, and the call goes through', async (t, server) => {
+  const target = await server.db('forge_conversations').where({ tenant_id: server.tenants.acme.id }).first('id');
+  const person = await connect(server, {
+    product: 'forge', tenant: 'acme', scopes: ['forge.chat.read', 'forge.chat.write'],
+    elicit: async () => {
+      await sleep(LONGER_THAN_IDLE);
+      return { action: 'accept', content: { confirm: true } };
+    },
+  });
+  try {
+    const result = await person.client.callTool({ name: 'forge.delete_conversation', arguments: { conversation_id: target.id } }, undefined, { timeout: 10_000 })
+      .catch((error: Error) => error);
+    t.false(result instanceof Error, `the call was answered: ${String(result)}`);
+    t.falsy((result as { isError?: boolean }).isError, JSON.stringify(result).slice(0, 300));
+    t.falsy(await server.db('forge_conversations').where({ id: target.id }).first(), 'the conversation was deleted');
+    t.deepEqual((await auditOf(server, 'acme', { connection_id: person.connection.id, name: 'forge.delete_conversation' })).map((r) => r.outcome), ['ok']);
+    await sleep(SHORTER_THAN_IDLE);
+    const tools = await person.client.listTools(undefined, { timeout: 5_000 }).catch((error: Error) => error);
+    t.false(tools instanceof Error, `the session is open after the call: ${String(tools)}`);
+  } finally {
+    await person.close();
+  }
+}, { env: { SESSION_IDLE_MS: String(IDLE_MS) } });
