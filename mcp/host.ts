@@ -3,9 +3,9 @@
  * session) through the MCP SDK's web-standard transport, one SDK Server and transport per session
  * (never shared across clients: GHSA-345p-7cg4-v4c7).
  *
- * Before a message reaches the SDK the host has: checked the Origin (DNS rebinding), read the body
- * once under the size limit, refused batches, authenticated the bearer token (every request, the
- * session id authenticates nothing), matched the session to the token's connection and user, and
+ * Before a message reaches the SDK the host has: checked the Origin (DNS rebinding), authenticated
+ * the bearer token (every request, the session id authenticates nothing), read the body once under
+ * the size limit, refused batches, matched the session to the token's connection and user, and
  * run the pipeline's pre-checks so that a scope refusal is a real HTTP 403. Replies are SSE
  * streams (SDK 1.32.2 leaks per call with JSON replies in stateful mode, issue #2559); the head
  * of a reply is held until its first event, so a status the pipeline decides inside the call
@@ -158,7 +158,6 @@ export class McpHost {
         throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use POST, GET or DELETE`);
       }
       if (this.draining) throw new AppError('unavailable', 'this instance is shutting down; try again', { headers: { 'Retry-After': '1', Connection: 'close' } });
-      if (ctx.method === 'POST') message = await this.readMessage(ctx);
       token = bearerToken(ctx.get('authorization'));
 
       let principal: Principal;
@@ -166,13 +165,22 @@ export class McpHost {
         principal = await this.deps.pipeline.authenticate(token, productId);
       } catch (thrown) {
         const error = translateDbError(thrown);
-        if (message && error.status === 401) {
+        if (ctx.method === 'POST' && error.status === 401) {
+          // The body of a refused call is read only to audit it, and only once its token turned out
+          // to be someone's; one it cannot make out goes unaudited, as before any token check.
+          const call = async () => {
+            const refused = await this.readMessage(ctx).catch(() => undefined);
+            return refused && { method: String(refused.method), params: refused.params };
+          };
           const admit = (connectionId: string) => this.limiter.hit(connectionId) === 0;
-          await this.deps.pipeline.auditRefusedToken(token, productId, String(message.method), message.params, error, requestId, admit).catch((auditError) =>
+          await this.deps.pipeline.auditRefusedToken(token, productId, call, error, requestId, admit).catch((auditError) =>
             this.deps.log.error('audit of a refused token failed', { request_id: requestId, err: auditError }));
         }
         throw error;
       }
+      // Only now: a caller without a valid token gets its 401 whatever it sends, and cannot make
+      // the server read and parse a body up to BODY_LIMIT_BYTES.
+      if (ctx.method === 'POST') message = await this.readMessage(ctx);
 
       const retryAfter = unlimited(ctx.method, message) ? 0 : this.limiter.hit(principal.connectionId);
       if (retryAfter) {

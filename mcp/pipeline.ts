@@ -151,18 +151,25 @@ export class Pipeline {
   /**
    * A call refused at step 1 is audited in the log of the tenant the token belongs to, when the
    * token belongs to anyone (a token of another product, a revoked connection). Unknown tokens
-   * leave no record: anyone could otherwise fill a tenant's log. `admit` is asked with the
-   * owner's connection before anything is written: a client that goes on calling with a refused
-   * token is held to the connection's rate limit in the log too (its calls are still refused).
+   * leave no record: anyone could otherwise fill a tenant's log. `call` reads the refused message,
+   * asked only once the token has an owner: the body of a caller nobody knows is never read.
+   * `admit` is asked with the owner's connection before anything is written: a client that goes on
+   * calling with a refused token is held to the connection's rate limit in the log too (its calls
+   * are still refused).
    */
-  async auditRefusedToken(token: string | undefined, productId: string, method: string, params: unknown, error: AppError, requestId: string, admit: (connectionId: string) => boolean): Promise<void> {
-    const kind = METHOD_KIND[method as PipelineMethod];
-    if (!token || !kind) return;
+  async auditRefusedToken(
+    token: string | undefined, productId: string, call: () => Promise<{ method: string; params: unknown } | undefined>,
+    error: AppError, requestId: string, admit: (connectionId: string) => boolean,
+  ): Promise<void> {
+    if (!token) return;
     // On the read side, as authenticate read the token: a committed snapshot is all a label needs,
     // and a token nobody owns (anyone may send one) must not queue behind the writer.
     const owner = await findTokenOwner(this.reads, token);
-    if (!owner || !admit(owner.connectionId)) return;
-    const { name, args } = describeCall(method as PipelineMethod, productId, params);
+    if (!owner) return;
+    const refused = await call();
+    const kind = METHOD_KIND[refused?.method as PipelineMethod];
+    if (!refused || !kind || !admit(owner.connectionId)) return;
+    const { name, args } = describeCall(refused.method as PipelineMethod, productId, refused.params);
     await this.auditAlone({
       tenantId: owner.tenantId, userId: owner.userId, clientId: owner.clientId, connectionId: owner.connectionId, product: productId,
       kind, name, args, outcome: error.code, durationMs: 0, requestId,
