@@ -65,3 +65,50 @@ for (const kind of databasesUnderTest()) {
     }
   });
 }
+
+for (const kind of databasesUnderTest()) {
+  // MCP cancellation lets a sender take a cancelled request as finished, but a call the host
+  // answers itself is still answered (`timeout`, "nothing was changed", docs/errors.md) once its
+  // failure is audited, on its own POST's stream and under its id. Until that reply has gone out, a new request under the id
+  // would be a second request in flight with it, and a client reading replies by id could take the
+  // old one for the new: the id is refused until then, as for any call in flight.
+  test(`a cancelled call's id is free again once its reply, which still carries the id, has been sent [${kind}]`, async (t) => {
+    const server = await startFaultServer(kind);
+    try {
+      const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.read'] });
+      const sessionId = await openSession(server, token, 'faultlab');
+      const post = (message: Record<string, unknown>) => rawPost(server, 'faultlab', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', ...message }) }, message.id);
+
+      const held = gate('cancelled');
+      const first = post({ id: 7, method: 'tools/call', params: { name: 'faultlab.read_markers', arguments: { name: 'cancelled' } } });
+      first.catch(() => undefined); // awaited below
+      await held.entered;
+      // The cancelled call's failure record waits for the lock this transaction holds: its reply is held back.
+      const writing = await server.db.transaction();
+      try {
+        await writing('connections').where({ id: connection.id }).update({ last_used_at: Date.now() });
+        t.is((await post({ method: 'notifications/cancelled', params: { requestId: 7 } })).status, 202);
+        t.true(held.signal!.aborted, 'the handler was told to stop');
+        const pending = await Promise.race([first.then(() => 'answered'), new Promise((resolve) => setTimeout(() => resolve('pending'), 300))]);
+        t.is(pending, 'pending', 'the cancelled call has not been answered yet');
+        const reused = await post({ id: 7, method: 'ping' });
+        t.is(reused.status, 400, reused.text.slice(0, 300));
+        t.regex(reused.body.error.message, /request id 7 is already in flight in this session/);
+      } finally {
+        await writing.rollback();
+      }
+      const answered = await first;
+      t.is(answered.status, 200, answered.text.slice(0, 300));
+      t.is(answered.body.id, 7, 'the cancelled call is answered under its id');
+      t.is(answered.body.error?.data?.code, 'timeout', answered.text.slice(0, 300));
+      held.release();
+      t.deepEqual((await auditOf(server, 'acme', { connection_id: connection.id })).map((r) => [r.name, r.outcome]), [['faultlab.read_markers', 'timeout']]);
+
+      const reused = await post({ id: 7, method: 'ping' });
+      t.is(reused.status, 200, `answered, the id is free again: ${reused.text.slice(0, 300)}`);
+      t.is(reused.body.id, 7);
+    } finally {
+      await server.close();
+    }
+  });
+}
