@@ -67,20 +67,22 @@ export class SessionRegistry {
   /**
    * Registers a new session. Over a cap, the least recently used sessions go: the connection's,
    * then the person's across their connections (each consent is a connection, so the connection
-   * cap alone would let one person hold any number of sessions). The new session is the most
-   * recently used: requests of the others made while the SDK handled its initialize must not
-   * make it the one that goes, handing its client an id that answers 404.
+   * cap alone would let one person hold any number of sessions). Sessions with nothing in flight
+   * go before those with a call running, whose calls would be cut off. The new session never
+   * goes: requests of the others made while the SDK handled its initialize must not make it the
+   * one that goes, handing its client an id that answers 404.
    */
   add(session: Session): void {
     session.lastActiveAt = Date.now();
     this.sessions.set(session.id, session);
-    this.closeOver((s) => s.connectionId === session.connectionId, this.options.maxPerConnection);
-    this.closeOver((s) => s.userId === session.userId, this.options.maxPerUser);
+    this.closeOver(session, (s) => s.connectionId === session.connectionId, this.options.maxPerConnection);
+    this.closeOver(session, (s) => s.userId === session.userId, this.options.maxPerUser);
   }
 
-  private closeOver(belongs: (s: Session) => boolean, cap: number): void {
-    const open = [...this.sessions.values()].filter(belongs).sort((a, b) => a.lastActiveAt - b.lastActiveAt);
-    for (const old of open.slice(0, Math.max(0, open.length - cap))) void this.close(old.id);
+  private closeOver(added: Session, belongs: (s: Session) => boolean, cap: number): void {
+    const others = [...this.sessions.values()].filter((s) => s !== added && belongs(s))
+      .sort((a, b) => Number(busy(a)) - Number(busy(b)) || a.lastActiveAt - b.lastActiveAt);
+    for (const old of others.slice(0, Math.max(0, others.length + 1 - cap))) void this.close(old.id);
   }
 
   /**
@@ -153,8 +155,7 @@ export class SessionRegistry {
    */
   private closeIdle(now = Date.now()): void {
     for (const session of this.sessions.values()) {
-      if (session.requestIds.size || session.inflight.size || session.sdkCalls.size) continue;
-      if (now - session.lastActiveAt > this.options.idleMs) void this.close(session.id);
+      if (!busy(session) && now - session.lastActiveAt > this.options.idleMs) void this.close(session.id);
     }
   }
 
@@ -162,4 +163,9 @@ export class SessionRegistry {
     clearInterval(this.sweeper);
     await Promise.all([...this.sessions.keys()].map((id) => this.close(id)));
   }
+}
+
+/** Whether the session has a request in flight: a tool call running, or a confirmation being answered. */
+function busy(session: Session): boolean {
+  return session.requestIds.size > 0 || session.inflight.size > 0 || session.sdkCalls.size > 0;
 }

@@ -2,7 +2,8 @@
  * A session with a call in flight is not idle: the SESSION_IDLE_MS sweeper leaves it open while a
  * long tool call runs or the person is still answering a confirmation, and the idle time counts
  * from the end of its last call, not from that call's arrival. A session nothing happens on is
- * still closed.
+ * still closed. Over MAX_SESSIONS_PER_CONNECTION, a session with nothing in flight is closed
+ * before a less recently used one whose call is running.
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
@@ -42,6 +43,35 @@ for (const kind of databasesUnderTest()) {
 
       await sleep(LONGER_THAN_IDLE);
       t.is((await post(3, 'ping', {})).status, 404, 'with nothing in flight, an idle session is still closed');
+    } finally {
+      await server.close();
+    }
+  });
+}
+
+for (const kind of databasesUnderTest()) {
+  test(`over the connection's session cap, an idle session goes before a less recently used one with a call running [${kind}]`, async (t) => {
+    const server = await startFaultServer(kind, { env: { MAX_SESSIONS_PER_CONNECTION: '2' } });
+    try {
+      const { token } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.read'] });
+      const post = (sessionId: string, id: number, method: string, params: unknown) =>
+        rawPost(server, 'faultlab', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) }, id);
+      const working = await openSession(server, token, 'faultlab');
+      const held = gate('capped');
+      const call = post(working, 1, 'tools/call', { name: 'faultlab.read_markers', arguments: { name: 'capped' } });
+      call.catch(() => undefined); // awaited below
+      await held.entered;
+      const idle = await openSession(server, token, 'faultlab');
+      t.is((await post(idle, 2, 'ping', {})).status, 200, 'the idle session is the more recently used one');
+
+      const third = await openSession(server, token, 'faultlab');
+      t.is((await post(idle, 3, 'ping', {})).status, 404, 'the idle session was closed for the new one');
+      t.false(held.signal!.aborted, 'the running call was not cut off');
+      held.release();
+      const answered = await call;
+      t.is(answered.status, 200, answered.text.slice(0, 300));
+      t.deepEqual(answered.body.result?.structuredContent, { name: 'capped', count: 0 }, answered.text.slice(0, 300));
+      t.is((await post(third, 4, 'ping', {})).status, 200, 'the new session is open');
     } finally {
       await server.close();
     }
