@@ -21,6 +21,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema, CancelledNotificationSchema, ErrorCode, GetPromptRequestSchema, InitializeRequestSchema, JSONRPCMessageSchema, JSONRPCNotificationSchema, JSONRPCRequestSchema,
   ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { translateDbError } from '../db/errors.js';
 import type { Principal } from '../db/grant_store.js';
@@ -379,15 +380,18 @@ export class McpHost {
       else extra.signal.addEventListener('abort', () => cancellation.abort(), { once: true });
       const askPerson = method === 'tools/call' ? this.elicitation(server, extra.requestId, cancellation) : undefined;
       const answered = this.answer(session.product, method, (request.params ?? {}) as Record<string, any>, call, cancellation, askPerson);
-      session.sdkCalls.set(extra.requestId, {
-        cancellation,
-        reply: answered.then(
-          (result) => ({ jsonrpc: '2.0', id: extra.requestId, result: result as Record<string, unknown> }),
-          (error: WireError) => ({ jsonrpc: '2.0', id: extra.requestId, error: { code: error.code, message: error.message, data: error.data } })),
-      });
+      const reply = answered.then(
+        (result): JSONRPCMessage => ({ jsonrpc: '2.0', id: extra.requestId, result: result as Record<string, unknown> }),
+        (error: WireError): JSONRPCMessage => ({ jsonrpc: '2.0', id: extra.requestId, error: { code: error.code, message: error.message, data: error.data } }));
+      session.sdkCalls.set(extra.requestId, { cancellation, reply });
       try {
         return (await answered) as any;
       } finally {
+        // The SDK sends nothing for a request its client cancelled, and its transport then holds the
+        // request's stream open until the session ends. The host sends the reply (`timeout`, once
+        // audited), as for the calls it answers itself, and the stream ends; a session closing
+        // (a revocation) answers its calls itself (SessionRegistry.close).
+        if (extra.signal.aborted && this.sessions.isOpen(session)) await reply.then((message) => session.transport.send(message)).catch(() => undefined);
         session.sdkCalls.delete(extra.requestId);
       }
     };

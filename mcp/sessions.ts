@@ -117,6 +117,11 @@ export class SessionRegistry {
     await session.server.close().catch(() => undefined);
   }
 
+  /** Whether `session` is open here (not closed, nor replaced under its id). */
+  isOpen(session: Session): boolean {
+    return this.sessions.get(session.id) === session;
+  }
+
   /** The connections that have a session open here. */
   connectionIds(): string[] {
     return [...new Set([...this.sessions.values()].map((s) => s.connectionId))];

@@ -2,12 +2,15 @@
  * A destructive call that asks the person (form elicitation) and is then cancelled by its client,
  * or never answered: the call ends as `timeout` ("nothing was changed"), audited once, and the
  * server's own elicitation request is withdrawn at the client (MCP cancellation: the receiver
- * SHOULD stop processing the cancelled request and free what it holds).
+ * SHOULD stop processing the cancelled request and free what it holds). Its reply, `timeout`,
+ * ends the call's own stream, as for the calls the host answers itself.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, type ElicitResult, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { auditOf, grant, mcpTest, type McpTestServer } from '../helpers/mcp.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { auditOf, grant, MCP_HEADERS, mcpTest, rawPost, type McpTestServer } from '../helpers/mcp.js';
+import { within } from '../helpers/poll.js';
 
 const SCOPES = ['forge.chat.read', 'forge.chat.write'];
 
@@ -98,4 +101,37 @@ mcpTest('a session deleted while a call’s elicitation waits ends that call as 
   } finally {
     await client.close();
   }
+});
+
+mcpTest('a call cancelled while its elicitation waits gets its timeout reply on its own stream, which then ends, and its id is free again', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: SCOPES });
+  const post = (body: unknown, sessionId?: string) => rawPost(server, 'forge', { token, sessionId, body: JSON.stringify(body) }, (body as { id?: unknown }).id);
+  const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: { elicitation: { form: {} } }, clientInfo: { name: 'raw', version: '1' } } });
+  const sessionId = init.sessionId!;
+  t.is((await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, sessionId)).status, 202);
+  const target = await server.db('forge_conversations').where({ tenant_id: server.tenants.acme.id }).first('id');
+
+  const response = await fetch(`${server.mcpUrl}/forge`, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'forge.delete_conversation', arguments: { conversation_id: target.id } } }),
+  });
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = '';
+  const readUntil = async (done: (text: string, ended: boolean) => boolean) => {
+    for (;;) {
+      const chunk = await reader.read();
+      if (!chunk.done) text += chunk.value;
+      if (done(text, chunk.done) || chunk.done) return chunk.done;
+    }
+  };
+  t.false(await within(5_000, readUntil((sofar) => sofar.includes('"elicitation/create"'))) ?? true, 'the person is asked on the call’s stream');
+
+  t.is((await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 7, reason: 'changed my mind' } }, sessionId)).status, 202);
+  const ended = await within(5_000, readUntil((_, end) => end));
+  t.true(ended, `the call’s stream ends: ${text.slice(-400)}`);
+  const replies = text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6))).filter((m) => m.id === 7);
+  t.deepEqual(replies.map((m) => m.error?.data?.code), ['timeout'], text.slice(-400));
+  t.is((await post({ jsonrpc: '2.0', id: 7, method: 'ping' }, sessionId)).status, 200, 'the id is free again');
+  t.truthy(await server.db('forge_conversations').where({ id: target.id }).first(), 'nothing was deleted');
 });
