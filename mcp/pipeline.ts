@@ -7,7 +7,8 @@
  *   3. grant's scopes ⊇ the tool's scope             admitTool()         403 insufficient_scope
  *   4. arguments match the tool's schema             parseArguments()    invalid_arguments (names the field)
  *      every `<entity>_id` argument is in the grant's tenant            403 forbidden_cross_tenant / not_found
- *   5. destructive → a confirmation bound to connection + tool + argument hash, or elicitation
+ *   5. destructive → a confirmation bound to connection + tool + argument hash, or elicitation,
+ *      asked only for a call the tool's check does not refuse
  *   6. handler in one transaction with tenant-bound repositories; audit record in the same
  *      transaction (success) or after the rollback (failure); no audit record, no effect.
  *
@@ -298,8 +299,10 @@ export class Pipeline {
       let confirmedByPerson = false;
 
       if (tool.destructive && options.askPerson) {
-        // Refuse a foreign or unknown reference before asking anyone to confirm anything.
-        await this.checkReferences(product, new TenantScope(this.deps.db, principal.tenant.id), toolArgs);
+        // Refuse a foreign or unknown reference, or a call the tool would refuse anyway, before asking anyone to confirm anything.
+        const scope = new TenantScope(this.deps.db, principal.tenant.id);
+        await this.checkReferences(product, scope, toolArgs);
+        await this.checkBeforeConfirmation(tool, product, scope, principal, toolArgs, options);
         confirmedByPerson = await options.askPerson(this.confirmationSentence(tool.confirmation, toolArgs));
         if (!confirmedByPerson) {
           const result = errorResult('confirmation_declined', 'The person declined; nothing was changed.', {});
@@ -328,6 +331,7 @@ export class Pipeline {
           // `confirmed: true` without a matching pending confirmation is a first call (DESIGN.md §6 step 5).
           const consumed = confirmed === true && (await consumeConfirmation(trx, key));
           if (!consumed) {
+            await this.checkBeforeConfirmation(tool, product, scope, principal, toolArgs, options);
             const pending = await createConfirmation(trx, { ...key, tenantId: principal.tenant.id, userId: principal.user.id });
             const result = this.confirmationResult(tool.name, tool.confirmation, toolArgs, pending.expiresAt);
             await this.auditIn(trx, this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'confirmation_required', performance.now() - started, options.requestId, recordId));
@@ -424,6 +428,15 @@ export class Pipeline {
       const table = product.entities?.[entity];
       if (table) await scope.require(table, value, entity.replace(/_/g, ' '));
     }
+  }
+
+  /**
+   * Step 5, before a person is asked: a call the tool would refuse anyway (ToolDefinition.check)
+   * is refused now, with the tool's own error, instead of asking to confirm what cannot happen.
+   */
+  private async checkBeforeConfirmation(tool: ToolDefinition<any, any>, product: ProductDefinition<any>, scope: TenantScope, principal: Principal, args: Record<string, unknown>, options: CallOptions): Promise<void> {
+    if (!tool.check) return;
+    await this.withTimeout((cancellation) => callCheck(tool, args, this.context(scope, product, principal, options, cancellation)), options);
   }
 
   private context(scope: TenantScope, product: ProductDefinition<any>, principal: Principal, options: CallOptions, cancellation: Cancellation): ToolContext<unknown> {
@@ -579,9 +592,13 @@ function describeCall(method: PipelineMethod, productId: string, params: unknown
   return { name: String(p.name ?? '').slice(0, 200) || method, args: p.arguments };
 }
 
-// The three call sites of product code. Handlers are invoked here and nowhere else.
+// The call sites of product code. Handlers are invoked here and nowhere else.
 function callHandler(handler: (args: any, context: ToolContext<any>) => Promise<unknown>, args: Record<string, unknown>, context: ToolContext<unknown>) {
   return handler(args, context);
+}
+
+function callCheck(tool: ToolDefinition<any, any>, args: Record<string, unknown>, context: ToolContext<unknown>) {
+  return tool.check!(args, context);
 }
 
 function callReader(resource: ResourceDefinition<any>, id: string, context: ToolContext<unknown>) {

@@ -41,6 +41,13 @@ export interface ToolDefinition<Input extends z.ZodRawShape = z.ZodRawShape, Rep
   openWorld?: boolean;
   input: Input;
   handler(args: z.infer<z.ZodObject<Input>>, context: ToolContext<Repos>): Promise<unknown>;
+  /**
+   * For destructive tools: refuses, changing nothing, a call the handler would refuse whatever the
+   * person answers (a state the change cannot start from, a value it does not take), with the
+   * handler's own error. The pipeline runs it before it asks for a confirmation, so that nobody is
+   * asked to confirm what cannot happen; the handler still decides on the records as it finds them.
+   */
+  check?(args: z.infer<z.ZodObject<Input>>, context: ToolContext<Repos>): Promise<void>;
 }
 
 export interface ResourceDefinition<Repos = unknown> {

@@ -6,6 +6,7 @@
 import test, { type ExecutionContext } from 'ava';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { canonicalJson, sha256Hex } from '../../db/audit.js';
 import { databasesUnderTest, type DbKind } from '../helpers/db.js';
 import { connect, grant, rawCall, startMcpServer, type Connected, type McpTestServer } from '../helpers/mcp.js';
 
@@ -138,6 +139,45 @@ export async function assertConfirmedToolError(t: ExecutionContext, env: Product
   t.true(refused.isError, `${name} should fail with ${code} after confirmation`);
   t.is(refused.structured?.code, code, JSON.stringify(refused.structured));
   return refused.structured;
+}
+
+/** A call's refusal as the client sees it, a tool result error or a JSON-RPC error (invalid_arguments, forbidden_cross_tenant). */
+export interface Refusal {
+  code: string | undefined;
+  message: string;
+  /** The result's structured content, or the JSON-RPC error's data without its request id. */
+  details: any;
+}
+
+async function refusalOf(env: ProductEnv, tenant: Tenant, scopes: string[], name: string, args: Record<string, unknown>): Promise<Refusal | undefined> {
+  const client = await env.client(tenant, scopes);
+  try {
+    const result = await client.callTool({ name, arguments: args });
+    if (result.isError !== true) return undefined;
+    const structured = result.structuredContent as any;
+    return { code: structured?.code, message: structured?.message, details: structured };
+  } catch (error) {
+    if (!(error instanceof McpError)) throw error;
+    const { request_id: _requestId, ...details } = (error as McpError & { data?: Record<string, unknown> }).data ?? {};
+    return { code: details.code as string | undefined, message: error.message, details };
+  }
+}
+
+/**
+ * A destructive call that cannot happen (an impossible state change, a value the tool refuses) is
+ * refused before anyone is asked to confirm it: the first call answers `code`, not
+ * confirmation_required, and leaves no pending confirmation; the call with confirmed: true is
+ * refused alike. Returns the refusal.
+ */
+export async function assertRefusedUnconfirmed(t: ExecutionContext, env: ProductEnv, tenant: Tenant, scopes: string[], name: string, args: Record<string, unknown>, code: string): Promise<Refusal> {
+  const pending = async () => (await env.server.db('mcp_confirmations').where({ tool: name, args_hash: sha256Hex(canonicalJson(args)) }).select('id')).map((row) => row.id);
+  const before = await pending();
+  const first = await refusalOf(env, tenant, scopes, name, args);
+  t.is(first?.code, code, `${name} ${JSON.stringify(args)} should be refused with ${code} before confirmation: ${JSON.stringify(first)}`);
+  t.deepEqual(await pending(), before, `${name} left a pending confirmation for a call it refuses`);
+  const confirmed = await refusalOf(env, tenant, scopes, name, { ...args, confirmed: true });
+  t.deepEqual(confirmed, first, `${name} with confirmed: true should be refused as the first call was`);
+  return first!;
 }
 
 /**

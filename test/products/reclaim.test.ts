@@ -3,8 +3,9 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { TenantScope } from '../../db/tenant_scope.js';
 import { reclaim } from '../../mcp/products/reclaim/index.js';
 import { reclaimRepository } from '../../mcp/products/reclaim/repository.js';
+import { connect } from '../helpers/mcp.js';
 import {
-  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, callConfirmed, okConfirmed, productSuite,
+  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertRefusedUnconfirmed, assertToolError, callConfirmed, okConfirmed, productSuite,
   type ProductEnv, type Tenant,
 } from './product_suite.js';
 
@@ -221,12 +222,50 @@ each('shorten_retention asks for confirmation, then cuts the retention and says 
   // The same retention again cuts nothing; a higher one is update_policy's.
   const again = await okConfirmed(t, env, 'globex', ALL, 'reclaim.shorten_retention', args);
   t.like(again, { retention_days: 2, previous_retention_days: 2, changed: [], expired_snapshots: 0 });
-  const client = await env.client('globex', ALL);
-  t.like(await client.callTool({ name: 'reclaim.shorten_retention', arguments: { policy_id: policy.id, retention_days: 5 } }), { isError: true, structuredContent: { code: 'confirmation_required' } });
-  const refused = await t.throwsAsync(client.callTool({ name: 'reclaim.shorten_retention', arguments: { policy_id: policy.id, retention_days: 5, confirmed: true } }), { instanceOf: McpError });
-  t.like((refused as McpError & { data?: unknown }).data, { code: 'invalid_arguments', field: 'retention_days', current_retention_days: 2 });
-  t.regex(refused!.message, /retention_days: 5 is above the current 2; .*reclaim\.update_policy/);
+  const refused = await assertRefusedUnconfirmed(t, env, 'globex', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 5 }, 'invalid_arguments');
+  t.like(refused.details, { field: 'retention_days', current_retention_days: 2 });
+  t.regex(refused.message, /retention_days: 5 is above the current 2; .*reclaim\.update_policy/);
   t.is(Number((await env.server.db('reclaim_policies').where({ id: policy.id }).first()).retention_days), 2);
+});
+
+each('shorten_retention refuses a value it would refuse anyway before asking anyone to confirm it', async (t, env) => {
+  const policy = await env.ok(t, 'acme', ALL, 'reclaim.create_policy', { name: unique('Not cut'), target_kind: 'database', target_name: 'crm-db', retention_days: 30, rpo_minutes: 60 });
+  const retentionOf = async () => Number((await env.server.db('reclaim_policies').where({ id: policy.id }).first()).retention_days);
+
+  // Not a cut: the refusal a confirmed call would meet, given at once and with nothing pending.
+  const above = await assertRefusedUnconfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 45 }, 'invalid_arguments');
+  t.like(above.details, { field: 'retention_days', current_retention_days: 30 });
+  t.regex(above.message, /retention_days: 45 is above the current 30; .*reclaim\.update_policy.*nothing was changed/);
+  // Out of range, unknown and foreign policies are refused as they were, before any confirmation too.
+  await assertRefusedUnconfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 0 }, 'invalid_arguments');
+  await assertRefusedUnconfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: '00000000-0000-4000-8000-000000000002', retention_days: 7 }, 'not_found');
+  const foreign = (await env.ok(t, 'globex', READ, 'reclaim.list_policies', {})).policies.at(-1);
+  await assertCrossTenant(t, env, 'reclaim', 'acme', ALL, 'reclaim.shorten_retention', { policy_id: foreign.id, retention_days: 1 });
+  t.is(await retentionOf(), 30);
+
+  // A client that asks its person directly (elicitation) does not ask for a cut that cannot happen.
+  const asked: string[] = [];
+  const { client, close } = await connect(env.server, {
+    product: 'reclaim', tenant: 'acme', scopes: ALL, elicit: (message) => (asked.push(message), { action: 'accept', content: { confirm: true } }),
+  });
+  try {
+    const error = await t.throwsAsync(client.callTool({ name: 'reclaim.shorten_retention', arguments: { policy_id: policy.id, retention_days: 31 } }), { instanceOf: McpError });
+    t.like((error as McpError & { data?: unknown }).data, { code: 'invalid_arguments', field: 'retention_days', current_retention_days: 30 });
+    t.deepEqual(asked, []);
+  } finally {
+    await close();
+  }
+
+  // Confirmed while it was a cut, refused once it no longer is: the confirmed call meets the same refusal.
+  const pending = await env.call('acme', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 20 });
+  t.is(pending.structured.code, 'confirmation_required');
+  await okConfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 10 });
+  const client2 = await env.client('acme', ALL);
+  const stale = await t.throwsAsync(client2.callTool({ name: 'reclaim.shorten_retention', arguments: { policy_id: policy.id, retention_days: 20, confirmed: true } }), { instanceOf: McpError });
+  const fresh = await assertRefusedUnconfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 20 }, 'invalid_arguments');
+  t.is(stale!.message, fresh.message);
+  t.like((stale as McpError & { data?: unknown }).data, fresh.details);
+  t.is(await retentionOf(), 10);
 });
 
 each('delete_policy follows the confirmation protocol and takes the schedule with it', async (t, env) => {

@@ -113,6 +113,15 @@ const RETENTION_PASSED =
 const SNAPSHOTS_AT_OR_BEFORE =
   `coalesce(sum(case when ${LAST_AT_OR_BEFORE} >= starts_at then (${LAST_AT_OR_BEFORE} - starts_at) / (cast(rpo_minutes as bigint) * 60000) + 1 else 0 end), 0)`;
 
+/** A retention above the policy's is no cut: it expires nothing and is update_policy's. */
+function refuseRaise(row: DbPolicyRow, retentionDays: number): void {
+  const current = Number(row.retention_days);
+  if (retentionDays <= current) return;
+  throw new AppError('invalid_arguments',
+    `retention_days: ${retentionDays} is above the current ${current}; raising the retention expires nothing and is made with reclaim.update_policy; nothing was changed`,
+    { details: { field: 'retention_days', current_retention_days: current } });
+}
+
 export function reclaimRepository(scope: TenantScope) {
   /** The newest SCHEDULE_SHOWN segments of `table`, oldest first, with how many there are. */
   async function newestOf<Row>(table: string, policyId: string): Promise<Newest<Row>> {
@@ -273,12 +282,8 @@ export function reclaimRepository(scope: TenantScope) {
      */
     async shortenRetention(rawId: string, retentionDays: number, when?: number) {
       const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
+      refuseRaise(row, retentionDays);
       const previous = Number(row.retention_days);
-      if (retentionDays > previous) {
-        throw new AppError('invalid_arguments',
-          `retention_days: ${retentionDays} is above the current ${previous}; raising the retention expires nothing and is made with reclaim.update_policy; nothing was changed`,
-          { details: { field: 'retention_days', current_retention_days: previous } });
-      }
       const at = when ?? Date.now();
       const before = await retentionAt(row, at);
       const policy = await change(row, { retention_days: retentionDays }, at);
@@ -287,6 +292,11 @@ export function reclaimRepository(scope: TenantScope) {
         ? (await snapshotsAtOrBefore(row.id, after.cutoff - 1)) - (await snapshotsAtOrBefore(row.id, before.cutoff - 1))
         : 0;
       return { ...policy, previous_retention_days: previous, expired_snapshots: expired, previous_window_start: iso(before.cutoff)!, window_start: iso(after.cutoff)! };
+    },
+
+    /** What shortenRetention would refuse, refused without locking or changing anything (before a confirmation is asked for). */
+    async checkShortenRetention(rawId: string, retentionDays: number): Promise<void> {
+      refuseRaise(await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy'), retentionDays);
     },
 
     async delete(rawId: string) {

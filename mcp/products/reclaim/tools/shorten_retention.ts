@@ -21,6 +21,7 @@ export default defineTool({
     policy_id: z.string().max(100).describe('The policy id.'),
     retention_days: policyFields.retention_days.describe('The new, shorter retention in days (1-3650), below the current one.'),
   },
+  check: ({ policy_id, retention_days }, { repos }: ToolContext<ReclaimRepository>) => repos.policies.checkShortenRetention(policy_id, retention_days),
   async handler({ policy_id, retention_days }, { repos, resourceUri }: ToolContext<ReclaimRepository>) {
     const cut = await repos.policies.shortenRetention(policy_id, retention_days);
     return { ...cut, uri: resourceUri('policies', cut.id) };
