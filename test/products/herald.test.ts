@@ -2,7 +2,7 @@
 import type { ExecutionContext } from 'ava';
 import { herald } from '../../mcp/products/herald/index.js';
 import {
-  assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite, type ProductEnv, type Tenant,
+  assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertRefusedUnconfirmed, assertToolError, productSuite, type ProductEnv, type Tenant,
 } from './product_suite.js';
 
 const each = productSuite('herald');
@@ -82,13 +82,9 @@ each('a broadcast goes draft → scheduled → sent, and every other move is ref
   t.is(edited.body, 'Support closes at 13:00 on Dec 24.');
   t.is(edited.title, 'Holiday hours');
 
-  // A draft cannot be sent: schedule first.
-  const early = await confirmed(t, env, 'acme', BROADCASTS, 'herald.send_broadcast', { broadcast_id: draft.id }, async () => {
-    t.is((await rowOf(env, 'herald_broadcasts', draft.id)).status, 'draft');
-  });
-  t.true(early.isError);
-  t.is(early.structured.code, 'conflict');
-  t.regex(early.structured.message, /is draft; schedule it first/);
+  // A draft cannot be sent: schedule first. Nobody is asked to confirm a sending that cannot happen.
+  const early = await assertRefusedUnconfirmed(t, env, 'acme', BROADCASTS, 'herald.send_broadcast', { broadcast_id: draft.id }, 'conflict');
+  t.regex(early.message, /is draft; schedule it first/);
   t.is((await rowOf(env, 'herald_broadcasts', draft.id)).status, 'draft');
 
   await assertInvalidArguments(t, env, 'acme', BROADCASTS, 'herald.schedule_broadcast', { broadcast_id: draft.id, send_at: '2020-01-01T00:00:00Z' }, 'send_at');
@@ -121,9 +117,8 @@ each('a broadcast goes draft → scheduled → sent, and every other move is ref
   t.true(Math.abs(Date.parse(sent.structured.sent_at) - Date.now()) < 60_000);
 
   // Done once: a sent broadcast cannot be sent again, recalled or edited.
-  const twice = await confirmed(t, env, 'acme', BROADCASTS, 'herald.send_broadcast', { broadcast_id: draft.id }, async () => undefined);
-  t.is(twice.structured.code, 'conflict');
-  t.regex(twice.structured.message, /cannot be sent again/);
+  const twice = await assertRefusedUnconfirmed(t, env, 'acme', BROADCASTS, 'herald.send_broadcast', { broadcast_id: draft.id }, 'conflict');
+  t.regex(twice.message, /cannot be sent again/);
   t.is((await rowOf(env, 'herald_broadcasts', draft.id)).sent_at, Date.parse(sent.structured.sent_at));
   await assertToolError(t, env, 'acme', BROADCASTS, 'herald.unschedule_broadcast', { broadcast_id: draft.id }, 'conflict');
   await assertToolError(t, env, 'acme', BROADCASTS, 'herald.update_broadcast', { broadcast_id: draft.id, title: 'x' }, 'conflict');
@@ -166,9 +161,10 @@ each('trust-center documents: publish, refuse edits while published, unpublish w
   t.is(unpublished.structured.status, 'draft');
   t.is(unpublished.structured.published_at, null);
   t.is(unpublished.structured.body, 'We keep logs for 30 days.');
-  const again = await confirmed(t, env, 'acme', TRUST, 'herald.unpublish_document', { document_id: doc.id }, async () => undefined);
-  t.is(again.structured.code, 'conflict');
-  t.regex(again.structured.message, /only a published document can be unpublished/);
+  // A draft is not asked to be unpublished.
+  const again = await assertRefusedUnconfirmed(t, env, 'acme', TRUST, 'herald.unpublish_document', { document_id: doc.id }, 'conflict');
+  t.regex(again.message, /only a published document can be unpublished/);
+  t.is((await rowOf(env, 'herald_documents', doc.id)).status, 'draft');
 
   const republished = await env.ok(t, 'acme', TRUST, 'herald.publish_document', { document_id: doc.id });
   t.is(republished.version, 2);

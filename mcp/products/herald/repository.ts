@@ -114,6 +114,19 @@ export type SubscriberView = ReturnType<typeof subscriberView>;
 export type BroadcastView = ReturnType<typeof broadcastView>;
 export type DocumentView = ReturnType<typeof documentView>;
 
+function refuseBroadcastMove(row: DbBroadcastRow, from: BroadcastStatus[], refusal: (status: BroadcastStatus) => string): void {
+  if (!from.includes(row.status)) throw new AppError('conflict', `broadcast ${row.id} is ${row.status}; ${refusal(row.status)}`, { details: { status: row.status } });
+}
+
+function refuseDocumentMove(row: DbDocumentRow, from: DocumentStatus, refusal: string): void {
+  if (row.status !== from) throw new AppError('conflict', `document ${row.id} is ${row.status}; ${refusal}`, { details: { status: row.status } });
+}
+
+const SEND_FROM: BroadcastStatus[] = ['scheduled'];
+const sendRefusal = (status: BroadcastStatus) =>
+  status === 'draft' ? 'schedule it first (herald.schedule_broadcast); only a scheduled broadcast can be sent' : 'a sent broadcast cannot be sent again';
+const UNPUBLISH_REFUSAL = 'only a published document can be unpublished';
+
 export function heraldRepository(scope: TenantScope) {
   async function requireBroadcast(rawId: string): Promise<DbBroadcastRow> {
     return scope.require<DbBroadcastRow>(BROADCASTS, rawId, 'broadcast');
@@ -132,7 +145,7 @@ export function heraldRepository(scope: TenantScope) {
     rawId: string, from: BroadcastStatus[], change: (row: DbBroadcastRow) => Partial<DbBroadcastRow> | Promise<Partial<DbBroadcastRow>>, refusal: (status: BroadcastStatus) => string,
   ): Promise<DbBroadcastRow> {
     const row = await scope.requireLocked<DbBroadcastRow>(BROADCASTS, rawId, 'broadcast');
-    if (!from.includes(row.status)) throw new AppError('conflict', `broadcast ${row.id} is ${row.status}; ${refusal(row.status)}`, { details: { status: row.status } });
+    refuseBroadcastMove(row, from, refusal);
     const patch = { ...(await change(row)), updated_at: Date.now() };
     await scope.update(BROADCASTS, row.id, patch);
     return { ...row, ...patch };
@@ -141,7 +154,7 @@ export function heraldRepository(scope: TenantScope) {
   /** As transitionBroadcast: a publish counts its version from the one the last publish left. */
   async function transitionDocument(rawId: string, from: DocumentStatus, change: (row: DbDocumentRow) => Partial<DbDocumentRow>, refusal: string): Promise<DbDocumentRow> {
     const row = await scope.requireLocked<DbDocumentRow>(DOCUMENTS, rawId, 'document');
-    if (row.status !== from) throw new AppError('conflict', `document ${row.id} is ${row.status}; ${refusal}`, { details: { status: row.status } });
+    refuseDocumentMove(row, from, refusal);
     const patch = { ...change(row), updated_at: Date.now() };
     await scope.update(DOCUMENTS, row.id, patch);
     return { ...row, ...patch };
@@ -219,10 +232,15 @@ export function heraldRepository(scope: TenantScope) {
 
       async send(rawId: string, userId: string, recipients: (audience: Audience) => Promise<number>): Promise<BroadcastView> {
         return broadcastView(await transitionBroadcast(
-          rawId, ['scheduled'],
+          rawId, SEND_FROM,
           async (row) => ({ status: 'sent', sent_at: Date.now(), sent_by: userId, recipients_count: await recipients(row.audience) }),
-          (status) => status === 'draft' ? 'schedule it first (herald.schedule_broadcast); only a scheduled broadcast can be sent' : 'a sent broadcast cannot be sent again',
+          sendRefusal,
         ));
+      },
+
+      /** What send would refuse, refused without locking or changing anything (before a confirmation is asked for). */
+      async checkSend(rawId: string): Promise<void> {
+        refuseBroadcastMove(await requireBroadcast(rawId), SEND_FROM, sendRefusal);
       },
     },
 
@@ -259,7 +277,12 @@ export function heraldRepository(scope: TenantScope) {
       },
 
       async unpublish(rawId: string): Promise<DocumentView> {
-        return documentView(await transitionDocument(rawId, 'published', () => ({ status: 'draft', published_at: null, published_by: null }), 'only a published document can be unpublished'));
+        return documentView(await transitionDocument(rawId, 'published', () => ({ status: 'draft', published_at: null, published_by: null }), UNPUBLISH_REFUSAL));
+      },
+
+      /** What unpublish would refuse, refused without locking or changing anything (before a confirmation is asked for). */
+      async checkUnpublish(rawId: string): Promise<void> {
+        refuseDocumentMove(await requireDocument(rawId), 'published', UNPUBLISH_REFUSAL);
       },
     },
   };

@@ -13,6 +13,7 @@ export default defineTool({
   destructive: true,
   confirmation: 'Broadcast {broadcast_id} will be marked as sent to every active subscriber of its audience; a sent broadcast cannot be unsent or edited.',
   input: { broadcast_id: z.string().min(1).max(200).describe('Id of the scheduled broadcast.') },
+  check: ({ broadcast_id }, { repos }: ToolContext<HeraldRepository>) => repos.broadcasts.checkSend(broadcast_id),
   handler: async ({ broadcast_id }, { repos, user, resourceUri }: ToolContext<HeraldRepository>) => {
     const record = await repos.broadcasts.send(broadcast_id, user.id, (audience) => repos.subscribers.countAudience(audience));
     return { ...record, uri: resourceUri('broadcasts', record.id) };

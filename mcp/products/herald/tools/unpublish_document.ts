@@ -12,6 +12,7 @@ export default defineTool({
   destructive: true,
   confirmation: 'Document {document_id} will be removed from the public trust center and everyone reading it there will lose access until it is published again.',
   input: { document_id: z.string().min(1).max(200).describe('Id of the published document.') },
+  check: ({ document_id }, { repos }: ToolContext<HeraldRepository>) => repos.documents.checkUnpublish(document_id),
   handler: async ({ document_id }, { repos, resourceUri }: ToolContext<HeraldRepository>) => {
     const record = await repos.documents.unpublish(document_id);
     return { ...record, uri: resourceUri('documents', record.id) };
