@@ -1,7 +1,7 @@
 /** harvest through the MCP pipeline with a real SDK client, on every database. */
 import { harvest } from '../../mcp/products/harvest/index.js';
 import {
-  assertConfirmationFlow, assertConfirmedToolError, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, callConfirmed,
+  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertRefusedUnconfirmed, assertToolError, callConfirmed,
   okConfirmed, productSuite,
 } from './product_suite.js';
 
@@ -35,7 +35,7 @@ each('lots: create, get, list with filters, update with status rules', async (t,
   const edited = await env.ok(t, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, estimated_value_minor: 199_900, location: 'Yard C', status: 'reserved' });
   t.deepEqual(edited.changed.sort(), ['estimated_value_minor', 'status']);
   t.like(edited, { estimated_value: '1999.00 USD', status: 'reserved' });
-  const refused = await assertConfirmedToolError(t, env, 'acme', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'scrapped' }, 'conflict');
+  const refused = await assertRefusedUnconfirmed(t, env, 'acme', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'scrapped' }, 'conflict');
   t.regex(refused.message, /reserved and cannot move to scrapped: it can move to available or sold/);
   await okConfirmed(t, env, 'acme', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'sold' });
   const final = await assertToolError(t, env, 'acme', LOTS, 'harvest.update_lot', { lot_id: lot.id, location: 'Elsewhere' }, 'conflict');
@@ -78,7 +78,8 @@ each('selling or scrapping a lot is final, so it asks for confirmation; update_l
   });
   t.false(scrapped.isError, JSON.stringify(scrapped.structured));
   t.like(scrapped.structured, { id: lot.id, status: 'scrapped', previous_status: 'available', next_statuses: [] });
-  const again = await assertConfirmedToolError(t, env, 'globex', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'sold' }, 'conflict');
+  // Nobody is asked to confirm a move out of a final state.
+  const again = await assertRefusedUnconfirmed(t, env, 'globex', LOTS, 'harvest.close_lot', { lot_id: lot.id, outcome: 'sold' }, 'conflict');
   t.regex(again.message, /scrapped, which is final/);
   t.is((await env.server.db('harvest_lots').where({ id: lot.id }).first()).status, 'scrapped');
 });

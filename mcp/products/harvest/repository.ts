@@ -165,6 +165,11 @@ function refuseMove(row: DbLotRow, to: LotStatus): void {
   }
 }
 
+function refuseClose(row: DbLotRow, outcome: (typeof LOT_OUTCOMES)[number]): void {
+  refuseFinal(row);
+  refuseMove(row, outcome);
+}
+
 /**
  * Portico keeps no exchange rates, so a new currency relabels nothing: 100.00 EUR must not become
  * 10000 JPY. The caller restates the value in the new currency in the same call, or the change is refused.
@@ -220,11 +225,15 @@ export function harvestRepository(scope: TenantScope) {
     /** The lot's last move, sold or scrapped; locked first, as an update is. */
     async close(rawId: string, outcome: (typeof LOT_OUTCOMES)[number]): Promise<LotView & { previous_status: LotStatus }> {
       const row = await scope.requireLocked<DbLotRow>('harvest_lots', rawId, 'lot');
-      refuseFinal(row);
-      refuseMove(row, outcome);
+      refuseClose(row, outcome);
       const patch = { status: outcome, updated_at: Date.now() };
       await scope.update('harvest_lots', row.id, patch);
       return { ...lotView({ ...row, ...patch }), previous_status: row.status };
+    },
+
+    /** What close would refuse, refused without locking or changing anything (before a confirmation is asked for). */
+    async checkClose(rawId: string, outcome: (typeof LOT_OUTCOMES)[number]): Promise<void> {
+      refuseClose(await scope.require<DbLotRow>('harvest_lots', rawId, 'lot'), outcome);
     },
 
     async delete(rawId: string) {

@@ -18,6 +18,7 @@ export default defineTool({
     lot_id: z.string().max(100).describe('The lot id.'),
     outcome: z.enum(LOT_OUTCOMES).describe('sold or scrapped.'),
   },
+  check: ({ lot_id, outcome }, { repos }: ToolContext<HarvestRepository>) => repos.lots.checkClose(lot_id, outcome),
   async handler({ lot_id, outcome }, { repos, resourceUri }: ToolContext<HarvestRepository>) {
     const lot = await repos.lots.close(lot_id, outcome);
     return { ...lot, uri: resourceUri('lots', lot.id) };
