@@ -1,7 +1,7 @@
 /** cavalier through the MCP pipeline with a real SDK client, on every database. */
 import { cavalier } from '../../mcp/products/cavalier/index.js';
 import {
-  assertConfirmationFlow, assertConfirmedToolError, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, callConfirmed,
+  assertConfirmationFlow, assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertRefusedUnconfirmed, assertToolError, callConfirmed,
   okConfirmed, productSuite,
 } from './product_suite.js';
 
@@ -73,9 +73,9 @@ each('create_quote refuses bad input naming the field, and writes nothing', asyn
 
 each('quote statuses move draft → sent → accepted | rejected and nothing else', async (t, env) => {
   const quote = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'Umbrella', currency: 'USD', line_items: [{ description: 'Kit', quantity: 1, unit_price_minor: 1000 }] });
-  const skipped = await assertConfirmedToolError(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'accepted' }, 'conflict');
+  const skipped = await assertRefusedUnconfirmed(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'accepted' }, 'conflict');
   t.regex(skipped.message, /draft and cannot move to accepted: it can move to sent/);
-  t.deepEqual(skipped.allowed, ['sent']);
+  t.deepEqual(skipped.details.allowed, ['sent']);
 
   const sent = await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'sent' });
   t.is(sent.status, 'sent');
@@ -85,15 +85,18 @@ each('quote statuses move draft → sent → accepted | rejected and nothing els
   t.is(accepted.status, 'accepted');
   t.is(accepted.previous_status, 'sent');
   t.truthy(accepted.decided_at);
-  const final = await assertConfirmedToolError(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'rejected' }, 'conflict');
+  const final = await assertRefusedUnconfirmed(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'rejected' }, 'conflict');
   t.regex(final.message, /accepted is final/);
   t.is((await env.ok(t, 'acme', QUOTES, 'cavalier.get_quote', { quote_id: quote.id })).status, 'accepted');
   await assertInvalidArguments(t, env, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'won' }, 'status');
+});
 
-  // An accepted quote is a commercial record: confirmed or not, it is not deleted.
-  const first = await env.call('acme', QUOTES, 'cavalier.delete_quote', { quote_id: quote.id });
-  t.is(first.structured.code, 'confirmation_required');
-  await assertToolError(t, env, 'acme', QUOTES, 'cavalier.delete_quote', { quote_id: quote.id, confirmed: true }, 'conflict');
+each('an accepted quote is a commercial record: delete_quote refuses it before asking anyone to confirm', async (t, env) => {
+  const quote = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', { customer: 'Vandelay', currency: 'USD', line_items: [{ description: 'Latex', quantity: 1, unit_price_minor: 700 }] });
+  await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'sent' });
+  await okConfirmed(t, env, 'acme', QUOTES, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'accepted' });
+  const kept = await assertRefusedUnconfirmed(t, env, 'acme', QUOTES, 'cavalier.delete_quote', { quote_id: quote.id }, 'conflict');
+  t.regex(kept.message, /accepted by the customer and is kept as a record/);
   t.truthy(await env.server.db('cavalier_quotes').where({ id: quote.id }).first());
 });
 
@@ -151,7 +154,7 @@ each('deals move one stage at a time, lost from any open stage; won and lost are
   });
   t.like(deal, { stage: 'lead', value: '120000.00 USD', expected_close_date: day(52) });
   t.deepEqual(deal.next_stages, ['qualified', 'lost']);
-  const skip = await assertConfirmedToolError(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'won' }, 'conflict');
+  const skip = await assertRefusedUnconfirmed(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'won' }, 'conflict');
   t.regex(skip.message, /lead and cannot move to won: it can move to qualified or lost/);
   await env.ok(t, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'qualified' });
   const back = await assertToolError(t, env, 'acme', DEALS, 'cavalier.update_deal_stage', { deal_id: deal.id, stage: 'lead' }, 'conflict');
@@ -161,7 +164,7 @@ each('deals move one stage at a time, lost from any open stage; won and lost are
   const won = await okConfirmed(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'won' });
   t.like(won, { stage: 'won', previous_stage: 'proposal' });
   t.truthy(won.closed_at);
-  await assertConfirmedToolError(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'lost' }, 'conflict');
+  await assertRefusedUnconfirmed(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'lost' }, 'conflict');
 
   const listed = await env.ok(t, 'acme', DEALS, 'cavalier.list_deals', { stage: 'won', customer: 'massive' });
   t.deepEqual(listed.deals.map((d: any) => d.id), [deal.id]);
@@ -189,7 +192,7 @@ each('a statement of work is created from a deal at proposal or won, with milest
   const read = await env.ok(t, 'globex', SOWS, 'cavalier.get_sow', { sow_id: sow.id });
   t.is(read.scope_summary, 'Survey and deliver. Civil works out of scope.');
 
-  await assertConfirmedToolError(t, env, 'globex', SOWS, 'cavalier.complete_sow', { sow_id: sow.id }, 'conflict');
+  await assertRefusedUnconfirmed(t, env, 'globex', SOWS, 'cavalier.complete_sow', { sow_id: sow.id }, 'conflict');
   t.like(await env.ok(t, 'globex', SOWS, 'cavalier.update_sow_status', { sow_id: sow.id, status: 'signed' }), { status: 'signed', previous_status: 'draft' });
   const withSow = await env.ok(t, 'globex', [...DEALS, 'cavalier.sows.read'], 'cavalier.get_deal', { deal_id: deal.id });
   t.deepEqual(withSow.sows.map((s: any) => [s.id, s.status]), [[sow.id, 'signed']]);
@@ -338,7 +341,7 @@ each('a quote of a lost deal is not sent or accepted any more; it can still be r
 
   const refusedSend = await assertToolError(t, env, 'acme', both, 'cavalier.update_quote_status', { quote_id: draft.id, status: 'sent' }, 'conflict');
   t.regex(refusedSend.message, /was lost/);
-  const refusedAccept = await assertConfirmedToolError(t, env, 'acme', both, 'cavalier.record_quote_decision', { quote_id: sent.id, decision: 'accepted' }, 'conflict');
+  const refusedAccept = await assertRefusedUnconfirmed(t, env, 'acme', both, 'cavalier.record_quote_decision', { quote_id: sent.id, decision: 'accepted' }, 'conflict');
   t.regex(refusedAccept.message, /was lost/);
   const statuses = async () => (await env.server.db('cavalier_quotes').whereIn('id', [draft.id, sent.id, toReject.id]).orderBy('total_minor')).map((q: any) => q.status);
   t.deepEqual(await statuses(), ['draft', 'sent', 'sent'], 'nothing was changed');

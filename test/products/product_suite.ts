@@ -133,14 +133,6 @@ export async function okConfirmed(t: ExecutionContext, env: ProductEnv, tenant: 
   return done.structured;
 }
 
-/** A confirmed destructive call that must be refused with `code`; returns its structured content. */
-export async function assertConfirmedToolError(t: ExecutionContext, env: ProductEnv, tenant: Tenant, scopes: string[], name: string, args: Record<string, unknown>, code: string): Promise<any> {
-  const refused = await callConfirmed(t, env, tenant, scopes, name, args);
-  t.true(refused.isError, `${name} should fail with ${code} after confirmation`);
-  t.is(refused.structured?.code, code, JSON.stringify(refused.structured));
-  return refused.structured;
-}
-
 /** A call's refusal as the client sees it, a tool result error or a JSON-RPC error (invalid_arguments, forbidden_cross_tenant). */
 export interface Refusal {
   code: string | undefined;

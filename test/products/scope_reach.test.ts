@@ -270,11 +270,13 @@ mcpTest('cavalier: an offer cannot be created already expired, nor accepted afte
   const id = created.result.structuredContent.id as string;
   t.truthy((await call('cavalier.update_quote_status', { quote_id: id, status: 'sent' })).result);
   await server.db('cavalier_quotes').where({ id }).update({ valid_until: Date.parse(`${day(-1)}T00:00:00Z`) }); // time passes
+  // Refused before any confirmation is asked for, and refused alike when sent confirmed.
   const accept = { quote_id: id, decision: 'accepted' };
-  t.is((await call('cavalier.record_quote_decision', accept)).result?.structuredContent.code, 'confirmation_required');
-  const accepted = await call('cavalier.record_quote_decision', { ...accept, confirmed: true });
-  t.is(accepted.result?.structuredContent?.code, 'conflict', JSON.stringify(accepted));
-  t.regex(accepted.result.structuredContent.message, /expired on/);
+  for (const args of [accept, { ...accept, confirmed: true }]) {
+    const accepted = await call('cavalier.record_quote_decision', args);
+    t.is(accepted.result?.structuredContent?.code, 'conflict', JSON.stringify(accepted));
+    t.regex(accepted.result.structuredContent.message, /expired on/);
+  }
   const reject = { quote_id: id, decision: 'rejected' };
   t.is((await call('cavalier.record_quote_decision', reject)).result?.structuredContent.code, 'confirmation_required');
   t.truthy((await call('cavalier.record_quote_decision', { ...reject, confirmed: true })).result.structuredContent.status === 'rejected');

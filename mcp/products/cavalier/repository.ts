@@ -164,6 +164,37 @@ function refuseTransition(entity: string, field: string, from: string, to: strin
   throw new AppError('conflict', `the ${entity} is ${from} and cannot move to ${to}: ${next}`, { details: { field, from, to, allowed } });
 }
 
+function refuseDealMove(row: DbDealRow, stage: DealStage): void {
+  if (!DEAL_TRANSITIONS[row.stage].includes(stage)) refuseTransition('deal', 'stage', row.stage, stage, DEAL_TRANSITIONS[row.stage]);
+}
+
+function refuseSowMove(row: DbSowRow, status: SowStatus): void {
+  if (!SOW_TRANSITIONS[row.status].includes(status)) refuseTransition('statement of work', 'status', row.status, status, SOW_TRANSITIONS[row.status]);
+}
+
+/** The rules of a quote's move to `status`; `dealOf` reads its deal (locked, by the move itself), only when a rule needs it. */
+async function refuseQuoteMove(row: DbQuoteRow, status: QuoteStatus, dealOf: (dealId: string) => Promise<DbDealRow | undefined>): Promise<void> {
+  if (!QUOTE_TRANSITIONS[row.status].includes(status)) refuseTransition('quote', 'status', row.status, status, QUOTE_TRANSITIONS[row.status]);
+  // Nothing more is offered on a lost deal (create_quote): its quotes are not sent, nor
+  // accepted, any more; rejecting one still records what happened.
+  if ((status === 'sent' || status === 'accepted') && row.deal_id !== null) {
+    const deal = await dealOf(row.deal_id);
+    if (deal?.stage === 'lost') {
+      throw new AppError('conflict', `the deal ${deal.id} was lost; its quotes can no longer be ${status}, only rejected`, { details: { field: 'quote_id', deal_stage: deal.stage } });
+    }
+  }
+  // An offer past its last valid day can be rejected, not accepted.
+  if (status === 'accepted' && row.valid_until !== null && Number(row.valid_until) < startOfToday()) {
+    throw new AppError('conflict', `the quote expired on ${msToDate(Number(row.valid_until))}; create a new quote to accept`, { details: { valid_until: msToDate(Number(row.valid_until)) } });
+  }
+}
+
+function refuseQuoteDelete(row: DbQuoteRow): void {
+  if (row.status === 'accepted') {
+    throw new AppError('conflict', 'the quote was accepted by the customer and is kept as a record; it cannot be deleted', { details: { field: 'quote_id' } });
+  }
+}
+
 // ---------------------------------------------------------------- views (the wire form)
 
 export function dealView(row: DbDealRow) {
@@ -353,13 +384,18 @@ export function cavalierRepository(scope: TenantScope) {
 
     async setStage(rawId: string, stage: DealStage): Promise<DealView & { previous_stage: DealStage }> {
       const row = await scope.require<DbDealRow>('cavalier_deals', rawId, 'deal');
-      if (!DEAL_TRANSITIONS[row.stage].includes(stage)) refuseTransition('deal', 'stage', row.stage, stage, DEAL_TRANSITIONS[row.stage]);
+      refuseDealMove(row, stage);
       const at = now();
       const patch = { stage, updated_at: at, closed_at: stage === 'won' || stage === 'lost' ? at : null };
       // Guarded by the stage read above, so two concurrent moves cannot both apply.
       const changed = await scope.from('cavalier_deals').where({ id: row.id, stage: row.stage }).update(patch);
       if (!changed) throw new AppError('conflict', 'the deal changed while this call ran; read it again');
       return { ...dealView({ ...row, ...patch }), previous_stage: row.stage };
+    },
+
+    /** What setStage would refuse, refused without changing anything (before a confirmation is asked for). */
+    async checkStage(rawId: string, stage: DealStage): Promise<void> {
+      refuseDealMove(await scope.require<DbDealRow>('cavalier_deals', rawId, 'deal'), stage);
     },
   };
 
@@ -436,36 +472,33 @@ export function cavalierRepository(scope: TenantScope) {
       // Locked first and read as it is now: a move committed while this call waited is refused as
       // a move from the status it left, a quote deleted meanwhile is not_found.
       const row = await scope.requireLocked<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
-      if (!QUOTE_TRANSITIONS[row.status].includes(status)) refuseTransition('quote', 'status', row.status, status, QUOTE_TRANSITIONS[row.status]);
-      // Nothing more is offered on a lost deal (create_quote): its quotes are not sent, nor
-      // accepted, any more; rejecting one still records what happened. The deal is read as it
-      // is now, locked FOR SHARE as create_quote locks it, so a close waits for this move.
-      if ((status === 'sent' || status === 'accepted') && row.deal_id !== null) {
-        const deal = await scope.lock<DbDealRow>('cavalier_deals', row.deal_id, 'share');
-        if (deal?.stage === 'lost') {
-          throw new AppError('conflict', `the deal ${deal.id} was lost; its quotes can no longer be ${status}, only rejected`, { details: { field: 'quote_id', deal_stage: deal.stage } });
-        }
-      }
-      // An offer past its last valid day can be rejected, not accepted.
-      if (status === 'accepted' && row.valid_until !== null && Number(row.valid_until) < startOfToday()) {
-        throw new AppError('conflict', `the quote expired on ${msToDate(Number(row.valid_until))}; create a new quote to accept`, { details: { valid_until: msToDate(Number(row.valid_until)) } });
-      }
+      // The deal is read as it is now, locked FOR SHARE as create_quote locks it, so a close waits for this move.
+      await refuseQuoteMove(row, status, (dealId) => scope.lock<DbDealRow>('cavalier_deals', dealId, 'share'));
       const at = now();
       const patch: Partial<DbQuoteRow> = { status, updated_at: at, ...(status === 'sent' ? { sent_at: at } : { decided_at: at }) };
       await scope.update('cavalier_quotes', row.id, patch);
       return { ...quoteView({ ...row, ...patch }, await quoteLines(row.id)), previous_status: row.status };
     },
 
+    /** What setStatus would refuse, refused without locking or changing anything (before a confirmation is asked for). */
+    async checkStatus(rawId: string, status: QuoteStatus): Promise<void> {
+      const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
+      await refuseQuoteMove(row, status, (dealId) => scope.from<DbDealRow>('cavalier_deals').where('cavalier_deals.id', dealId).first() as Promise<DbDealRow | undefined>);
+    },
+
     /** Accepted quotes are commercial commitments and are kept; anything else may be deleted. */
     async delete(rawId: string) {
       // Locked first and read as it is now: a decision recorded meanwhile is seen, and an accepted quote kept.
       const row = await scope.requireLocked<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
-      if (row.status === 'accepted') {
-        throw new AppError('conflict', 'the quote was accepted by the customer and is kept as a record; it cannot be deleted', { details: { field: 'quote_id' } });
-      }
+      refuseQuoteDelete(row);
       const lines = await scope.from('cavalier_quote_lines').where('quote_id', row.id).delete();
       await scope.delete('cavalier_quotes', row.id);
       return { deleted: true, id: row.id, customer: row.customer, status: row.status, line_items_deleted: lines, total: formatMoney(Number(row.total_minor), row.currency) };
+    },
+
+    /** What delete would refuse, refused without locking or changing anything (before a confirmation is asked for). */
+    async checkDelete(rawId: string): Promise<void> {
+      refuseQuoteDelete(await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote'));
     },
   };
 
@@ -527,11 +560,16 @@ export function cavalierRepository(scope: TenantScope) {
 
     async setStatus(rawId: string, status: SowStatus): Promise<SowView & { previous_status: SowStatus }> {
       const row = await scope.require<DbSowRow>('cavalier_sows', rawId, 'statement of work');
-      if (!SOW_TRANSITIONS[row.status].includes(status)) refuseTransition('statement of work', 'status', row.status, status, SOW_TRANSITIONS[row.status]);
+      refuseSowMove(row, status);
       const patch = { status, updated_at: now() };
       const changed = await scope.from('cavalier_sows').where({ id: row.id, status: row.status }).update(patch);
       if (!changed) throw new AppError('conflict', 'the statement of work changed while this call ran; read it again');
       return { ...sowView({ ...row, ...patch }, await milestonesOf(row.id)), previous_status: row.status };
+    },
+
+    /** What setStatus would refuse, refused without changing anything (before a confirmation is asked for). */
+    async checkStatus(rawId: string, status: SowStatus): Promise<void> {
+      refuseSowMove(await scope.require<DbSowRow>('cavalier_sows', rawId, 'statement of work'), status);
     },
   };
 

@@ -17,6 +17,7 @@ export default defineTool({
     deal_id: z.string().max(100).describe('The deal id.'),
     outcome: z.enum(DEAL_OUTCOMES).describe('won or lost.'),
   },
+  check: ({ deal_id, outcome }, { repos }: ToolContext<CavalierRepository>) => repos.deals.checkStage(deal_id, outcome),
   async handler({ deal_id, outcome }, { repos, resourceUri }: ToolContext<CavalierRepository>) {
     const deal = await repos.deals.setStage(deal_id, outcome);
     return { ...deal, uri: resourceUri('deals', deal.id) };

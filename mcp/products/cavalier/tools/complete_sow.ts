@@ -16,6 +16,7 @@ export default defineTool({
   input: {
     sow_id: z.string().max(100).describe('The statement of work id.'),
   },
+  check: ({ sow_id }, { repos }: ToolContext<CavalierRepository>) => repos.sows.checkStatus(sow_id, 'completed'),
   async handler({ sow_id }, { repos, resourceUri }: ToolContext<CavalierRepository>) {
     const sow = await repos.sows.setStatus(sow_id, 'completed');
     return { ...sow, uri: resourceUri('sows', sow.id) };

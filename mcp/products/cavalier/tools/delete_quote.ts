@@ -15,6 +15,7 @@ export default defineTool({
   input: {
     quote_id: z.string().max(100).describe('The quote id.'),
   },
+  check: ({ quote_id }, { repos }: ToolContext<CavalierRepository>) => repos.quotes.checkDelete(quote_id),
   async handler({ quote_id }, { repos }: ToolContext<CavalierRepository>) {
     return repos.quotes.delete(quote_id);
   },

@@ -18,6 +18,7 @@ export default defineTool({
     quote_id: z.string().max(100).describe('The quote id.'),
     decision: z.enum(QUOTE_DECISIONS).describe('accepted or rejected.'),
   },
+  check: ({ quote_id, decision }, { repos }: ToolContext<CavalierRepository>) => repos.quotes.checkStatus(quote_id, decision),
   async handler({ quote_id, decision }, { repos, resourceUri }: ToolContext<CavalierRepository>) {
     const quote = await repos.quotes.setStatus(quote_id, decision);
     return { ...quote, uri: resourceUri('quotes', quote.id) };
