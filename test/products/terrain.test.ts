@@ -2,7 +2,7 @@
 import type { ExecutionContext } from 'ava';
 import { terrain } from '../../mcp/products/terrain/index.js';
 import {
-  assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite, type ProductEnv, type Tenant,
+  assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertRefusedUnconfirmed, assertToolError, productSuite, type ProductEnv, type Tenant,
 } from './product_suite.js';
 
 const each = productSuite('terrain');
@@ -81,10 +81,9 @@ each('a run advances one step at a time, records who and when, and completes aft
   const beyond = await assertToolError(t, env, 'globex', RUNS, 'terrain.advance_workflow_run', { run_id: run.id }, 'conflict');
   t.regex(beyond.message, /is completed; only a running workflow run can be advanced/);
   t.deepEqual(await env.ok(t, 'globex', RUNS, 'terrain.get_workflow_run', { run_id: run.id }), done);
-  const cancelDone = await env.call('globex', RUNS, 'terrain.cancel_workflow_run', { run_id: run.id, confirmed: true });
-  const cancelDoneAgain = await env.call('globex', RUNS, 'terrain.cancel_workflow_run', { run_id: run.id, confirmed: true });
-  t.is(cancelDone.structured.code, 'confirmation_required');
-  t.is(cancelDoneAgain.structured.code, 'conflict');
+  // A completed run cannot be cancelled: nobody is asked to confirm it.
+  const cancelDone = await assertRefusedUnconfirmed(t, env, 'globex', RUNS, 'terrain.cancel_workflow_run', { run_id: run.id }, 'conflict');
+  t.regex(cancelDone.message, /is completed; only a running workflow run can be cancelled/);
 });
 
 each('cancel_workflow_run follows the confirmation protocol and stops the run for good', async (t, env) => {
@@ -104,13 +103,9 @@ each('cancel_workflow_run follows the confirmation protocol and stops the run fo
   t.deepEqual(cancelled.structured.steps.map((s: any) => s.state), ['done', 'not_reached', 'not_reached']);
   t.deepEqual(cancelled.structured.history.at(-1), { ...cancelled.structured.history.at(-1), action: 'cancelled', step_position: 2, step_name: 'Load test', note: 'Flooding' });
 
-  // Done once: the confirmation is single use, so replaying the confirmed call asks again;
-  // confirming once more finds the run already cancelled and changes nothing.
-  const replay = await env.call('acme', RUNS, 'terrain.cancel_workflow_run', { run_id: run.id, reason: 'Flooding', confirmed: true });
-  t.is(replay.structured.code, 'confirmation_required');
-  const again = await env.call('acme', RUNS, 'terrain.cancel_workflow_run', { run_id: run.id, reason: 'Flooding', confirmed: true });
-  t.is(again.structured.code, 'conflict');
-  t.regex(again.structured.message, /is cancelled; only a running workflow run can be cancelled/);
+  // Done once: the run is cancelled, so cancelling it again is refused without asking anyone, and changes nothing.
+  const again = await assertRefusedUnconfirmed(t, env, 'acme', RUNS, 'terrain.cancel_workflow_run', { run_id: run.id, reason: 'Flooding' }, 'conflict');
+  t.regex(again.message, /is cancelled; only a running workflow run can be cancelled/);
   await assertToolError(t, env, 'acme', RUNS, 'terrain.advance_workflow_run', { run_id: run.id }, 'conflict');
   const events = await env.server.db('terrain_run_events').where({ run_id: run.id });
   t.is(events.filter((e: any) => e.action === 'cancelled').length, 1);

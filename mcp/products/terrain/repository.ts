@@ -208,17 +208,26 @@ export function terrainRepository(scope: TenantScope) {
 
       async cancel(rawId: string, reason: string | undefined, userId: string) {
         const run = await requireRun(rawId);
-        if (run.status !== 'running') {
-          throw new AppError('conflict', `workflow run ${run.id} is ${run.status}; only a running workflow run can be cancelled`, { details: { status: run.status } });
-        }
+        refuseCancel(run);
         const now = Date.now();
         const moved = await moveRun(run, { status: 'cancelled', cancelled_at: now, cancelled_by: userId, cancel_reason: reason ?? null });
         const step = (await stepsOf(run.workflow_id)).find((s) => s.position === run.current_position);
         await appendEvent(moved, { action: 'cancelled', step_position: run.current_position, step_name: step?.name ?? null, note: reason ?? null, user_id: userId, at: now });
         return runDetail(moved);
       },
+
+      /** What cancel would refuse, refused without changing anything (before a confirmation is asked for). */
+      async checkCancel(rawId: string): Promise<void> {
+        refuseCancel(await requireRun(rawId));
+      },
     },
   };
+}
+
+function refuseCancel(run: DbRunRow): void {
+  if (run.status !== 'running') {
+    throw new AppError('conflict', `workflow run ${run.id} is ${run.status}; only a running workflow run can be cancelled`, { details: { status: run.status } });
+  }
 }
 
 export type TerrainRepository = ReturnType<typeof terrainRepository>;

@@ -15,6 +15,7 @@ export default defineTool({
     run_id: z.string().min(1).max(200).describe('Id of the running workflow run.'),
     reason: z.string().trim().max(500).optional().describe('Why the run is cancelled.'),
   },
+  check: ({ run_id }, { repos }: ToolContext<TerrainRepository>) => repos.runs.checkCancel(run_id),
   handler: async ({ run_id, reason }, { repos, user, resourceUri }: ToolContext<TerrainRepository>) => {
     const record = await repos.runs.cancel(run_id, reason, user.id);
     return { ...record, uri: resourceUri('runs', record.id) };
