@@ -4,7 +4,7 @@ import type { ExecutionContext } from 'ava';
 import { people } from '../../mcp/products/people/index.js';
 import { DEFAULT_CHECKLIST } from '../../mcp/products/people/repository.js';
 import {
-  assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite, type ProductEnv, type Tenant,
+  assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertRefusedUnconfirmed, assertToolError, productSuite, type ProductEnv, type Tenant,
 } from './product_suite.js';
 
 const each = productSuite('people');
@@ -142,12 +142,9 @@ each('offboard_person follows the confirmation protocol, closes the profile and 
   t.is(result.structured.reports_reassigned_to, boss.id);
   t.is((await findPerson(env, 'globex', 'report.off@globex.example')).manager_id, boss.id);
 
-  // Done once, and closed for good.
-  const replay = await env.call('globex', LIFECYCLE, 'people.offboard_person', { ...args, confirmed: true });
-  t.is(replay.structured.code, 'confirmation_required');
-  const again = await env.call('globex', LIFECYCLE, 'people.offboard_person', { ...args, confirmed: true });
-  t.is(again.structured.code, 'conflict');
-  t.regex(again.structured.message, /already offboarded/);
+  // Done once, and closed for good: offboarding them again is refused without asking anyone.
+  const again = await assertRefusedUnconfirmed(t, env, 'globex', LIFECYCLE, 'people.offboard_person', args, 'conflict');
+  t.regex(again.message, /already offboarded/);
   await assertToolError(t, env, 'globex', PROFILES, 'people.update_person', { person_id: leaver.id, job_title: 'x' }, 'conflict');
   await assertToolError(t, env, 'globex', PROFILES, 'people.update_person', { person_id: report.id, manager_id: leaver.id }, 'conflict');
 

@@ -240,12 +240,14 @@ async function caller(server: McpTestServer, product: string, scopes: string[]) 
 mcpTest('people: a last day before the start date is refused, and the person stays as they were', async (t, server) => {
   const person = await server.db('people_profiles').where({ tenant_id: server.tenants.acme.id }).whereNot('status', 'offboarded').first('id');
   await server.db('people_profiles').where({ id: person.id }).update({ start_date: Date.parse(`${day(30)}T00:00:00Z`) });
-  const args = { person_id: person.id, last_day: day(29), reason: 'a mistake', confirmed: true };
+  const args = { person_id: person.id, last_day: day(29), reason: 'a mistake' };
   const call = await caller(server, 'people', ['people.lifecycle.write']);
-  t.is((await call('people.offboard_person', { ...args, confirmed: undefined })).result?.structuredContent.code, 'confirmation_required');
-  const refused = await call('people.offboard_person', args);
-  t.is(refused.error?.data.code, 'invalid_arguments', JSON.stringify(refused));
-  t.is(refused.error.data.field, 'last_day');
+  // Refused before any confirmation is asked for, and refused alike when sent confirmed.
+  for (const sent of [args, { ...args, confirmed: true }]) {
+    const refused = await call('people.offboard_person', sent);
+    t.is(refused.error?.data.code, 'invalid_arguments', JSON.stringify(refused));
+    t.is(refused.error.data.field, 'last_day');
+  }
   t.not((await server.db('people_profiles').where({ id: person.id }).first('status')).status, 'offboarded');
 });
 

@@ -112,6 +112,13 @@ export interface ProfileFields {
   start_date?: number | null;
 }
 
+function refuseOffboard(row: DbProfileRow, lastDay: number): void {
+  if (row.status === 'offboarded') throw new AppError('conflict', `person ${row.id} is already offboarded`, { details: { status: row.status } });
+  if (row.start_date !== null && lastDay < Number(row.start_date)) {
+    throw new AppError('invalid_arguments', `last_day: ${msToDate(lastDay)} is before the start date ${msToDate(Number(row.start_date))}`, { details: { field: 'last_day' } });
+  }
+}
+
 export function peopleRepository(scope: TenantScope) {
   const requirePerson = (rawId: string) => scope.require<DbProfileRow>(PROFILES, rawId, 'person');
   const reload = async (id: string) => (await scope.from<DbProfileRow>(PROFILES).where(`${PROFILES}.id`, id).first())!;
@@ -265,10 +272,7 @@ export function peopleRepository(scope: TenantScope) {
       async offboard(rawId: string, input: { last_day: number; reason: string }, actor: string) {
         // Locked first and read as they are now: a change of their manager made meanwhile is where the reports go.
         const row = await scope.requireLocked<DbProfileRow>(PROFILES, rawId, 'person');
-        if (row.status === 'offboarded') throw new AppError('conflict', `person ${row.id} is already offboarded`, { details: { status: row.status } });
-        if (row.start_date !== null && input.last_day < Number(row.start_date)) {
-          throw new AppError('invalid_arguments', `last_day: ${msToDate(input.last_day)} is before the start date ${msToDate(Number(row.start_date))}`, { details: { field: 'last_day' } });
-        }
+        refuseOffboard(row, input.last_day);
         const now = Date.now();
         await scope.update(PROFILES, row.id, { status: 'offboarded', end_date: input.last_day, updated_at: now });
         const cancelled = await scope.from(TASKS).where(`${TASKS}.person_id`, row.id).where('status', 'open').update({ status: 'cancelled' });
@@ -282,6 +286,11 @@ export function peopleRepository(scope: TenantScope) {
           last_day: msToDate(input.last_day), reason: input.reason, previous_status: row.status, tasks_cancelled: cancelled, reports_reassigned: reports.map((r) => r.id),
         }, actor, now);
         return { ...(await detail(await reload(row.id))), tasks_cancelled: cancelled, reports_reassigned_to: row.manager_id, reports_reassigned: reports.map((r) => r.id) };
+      },
+
+      /** What offboard would refuse, refused without locking or changing anything (before a confirmation is asked for). */
+      async checkOffboard(rawId: string, lastDay: number): Promise<void> {
+        refuseOffboard(await requirePerson(rawId), lastDay);
       },
 
       /**

@@ -20,6 +20,7 @@ export default defineTool({
     last_day: dateArg.describe('Last working day, YYYY-MM-DD.'),
     reason: textArg(500).describe('Why they leave (resignation, end of contract, ...).'),
   },
+  check: ({ person_id, last_day }, context: ToolContext<PeopleRepository>) => context.repos.lifecycle.checkOffboard(person_id, dateToMs(last_day)!),
   handler: async ({ person_id, last_day, reason }, context: ToolContext<PeopleRepository>) => {
     const record = await context.repos.lifecycle.offboard(person_id, { last_day: dateToMs(last_day)!, reason }, context.user.id);
     return { ...personAsGranted(context, record, LIFECYCLE_PARTS), uri: context.resourceUri('profiles', record.id) };
