@@ -35,13 +35,14 @@ export const INT4_MAX = 2 ** 31 - 1;
 
 /**
  * A cursor's key and record id, refused as `invalid_arguments` unless it could be one this server
- * issued: a non-negative integer key up to `maxKey` and a record id (a UUID). Anything else (a
- * key past the column's type, U+0000 in the id) would reach the SQL and fail there as `internal`.
+ * issued: an integer key from `minKey` (0: a time or a count) up to `maxKey` and a record id (a
+ * UUID). Anything else (a key past the column's type, U+0000 in the id) would reach the SQL and
+ * fail there as `internal`.
  */
-export function decodeCursor(cursor: string, maxKey = Number.MAX_SAFE_INTEGER): { at: number; id: string } {
+export function decodeCursor(cursor: string, maxKey = Number.MAX_SAFE_INTEGER, minKey = 0): { at: number; id: string } {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof at === 'number' && Number.isSafeInteger(at) && at >= 0 && at <= maxKey && typeof id === 'string' && CURSOR_ID.test(id)) return { at, id };
+    if (typeof at === 'number' && Number.isSafeInteger(at) && at >= minKey && at <= maxKey && typeof id === 'string' && CURSOR_ID.test(id)) return { at, id };
   } catch {
     // fall through: any undecodable cursor is the caller's mistake, answered below
   }
@@ -63,10 +64,12 @@ export async function pageOf<Row extends { id: string }>(
   column = 'created_at',
   /** The largest key the column holds: epoch ms by default, INT4_MAX for an integer column. */
   maxKey = Number.MAX_SAFE_INTEGER,
+  /** The smallest: 0 for a time, EARLIEST_DATE for a calendar date (one before 1970 is negative). */
+  minKey = 0,
 ): Promise<Page<Row>> {
   const limit = args.limit ?? DEFAULT_PAGE;
   if (args.cursor) {
-    const after = decodeCursor(args.cursor, maxKey);
+    const after = decodeCursor(args.cursor, maxKey, minKey);
     query.where((q) =>
       q.where(`${table}.${column}`, '<', after.at).orWhere((same) => same.where(`${table}.${column}`, after.at).andWhere(`${table}.id`, '<', after.id)));
   }
@@ -154,6 +157,12 @@ export function formatMoney(minor: number, currency: string): string {
 
 // ---------------------------------------------------------------- dates and times
 
+
+/**
+ * The earliest calendar date dateArg takes, 0100-01-01, as epoch ms (negative): the smallest key
+ * of a date column (dateToMs refuses years 0000-0099, which Date.UTC reads as 19xx).
+ */
+export const EARLIEST_DATE = Date.UTC(100, 0, 1);
 
 /** A calendar date argument, YYYY-MM-DD, that must exist (no 2026-02-30). */
 export const dateArg = z

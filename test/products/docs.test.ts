@@ -44,5 +44,5 @@ test('descriptions say where what they return stops, and how the caller learns t
   };
   says('forge.analyze_document', new RegExp(`first ${MAX_LISTED} found`), /<list>_total/, /<list>_truncated/);
   says('aegis.triage_findings', /at most 200/, /findings_truncated/);
-  says('pawvault.list_health_records', /<kind>_total/, /<kind>_truncated/);
+  says('pawvault.list_health_records', /<kind>_total/, /<kind>_truncated/, /next_cursor/);
 });

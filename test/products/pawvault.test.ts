@@ -1,4 +1,6 @@
 /** pawvault through the MCP pipeline with a real SDK client, on every database. */
+import { randomUUID } from 'node:crypto';
+import type { ExecutionContext } from 'ava';
 import { pawvault } from '../../mcp/products/pawvault/index.js';
 import {
   assertCrossTenant, assertInsufficientScope, assertInvalidArguments, assertToolError, productSuite, type ProductEnv, type Tenant,
@@ -95,7 +97,8 @@ each('health records: vaccinations, visits and medications are recorded and read
   t.true(newest.medications_truncated);
   t.false(newest.visits_truncated);
   const onlyVisits = await env.ok(t, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, kind: 'visits' });
-  t.deepEqual(Object.keys(onlyVisits).sort(), ['pet', 'visits', 'visits_total', 'visits_truncated']);
+  t.deepEqual(Object.keys(onlyVisits).sort(), ['next_cursor', 'pet', 'visits', 'visits_total', 'visits_truncated']);
+  t.is(onlyVisits.next_cursor, null);
   const full = await env.ok(t, 'acme', [...PETS, 'pawvault.health.read'], 'pawvault.get_pet', { pet_id: pet.id });
   t.is(full.microchip_number, '250268500123456');
   t.is(full.uri, `portico://pawvault/pets/${pet.id}`);
@@ -109,6 +112,66 @@ each('health records: vaccinations, visits and medications are recorded and read
   t.is(updated.microchip_number, null);
   t.is(updated.notes, 'Loves kale');
   t.is(updated.name, 'Records');
+});
+
+/** Every page of a health-records listing, following next_cursor; each page's records by kind. */
+async function allPages(t: ExecutionContext, env: ProductEnv, args: Record<string, unknown>) {
+  const pages: any[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.ok(t, 'acme', HEALTH, 'pawvault.list_health_records', { ...args, ...(cursor ? { cursor } : {}) });
+    pages.push(page);
+    cursor = page.next_cursor ?? undefined;
+    if (pages.length > 100) t.fail('the listing does not end');
+  } while (cursor);
+  return pages;
+}
+
+each('list_health_records pages through every record with a cursor, newest first, ties by id', async (t, env) => {
+  const pet = await env.ok(t, 'acme', PETS, 'pawvault.add_pet', { name: 'Many visits', species: 'dog' });
+  const tenantId = env.server.tenants.acme.id;
+  const at = (date: string) => Date.parse(`${date}T00:00:00Z`);
+  // More visits than the largest page (200), most on one day so that page boundaries fall among
+  // ties, and the oldest before 1970 (a negative key) so that the last boundary falls on it too.
+  const dates = [...Array(200).fill(at(day(-5))), ...Array(29).fill(at(day(-40))), at('1969-12-31'), at('1969-12-31')];
+  const visits = dates.map((visited_on, i) => ({ id: randomUUID(), tenant_id: tenantId, pet_id: pet.id, visited_on, reason: `Check ${i}`, created_at: Date.now() }));
+  for (let i = 0; i < visits.length; i += 50) await env.server.db('pawvault_visits').insert(visits.slice(i, i + 50));
+  const medications = ['A', 'B', 'C'].map((name) => ({
+    id: randomUUID(), tenant_id: tenantId, pet_id: pet.id, name, dosage: '1', frequency: 'daily', start_date: at(day(-5)), created_at: Date.now(),
+  }));
+  await env.server.db('pawvault_medications').insert(medications);
+  const newestFirst = (rows: Array<{ id: string }>, key: (row: any) => number) =>
+    [...rows].sort((a, b) => key(b) - key(a) || (a.id < b.id ? 1 : -1)).map((row) => row.id);
+  const expectedVisits = newestFirst(visits, (v) => v.visited_on);
+
+  // The largest page leaves the rest out, and its cursor reads them.
+  const first = await env.ok(t, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, kind: 'visits', limit: 200 });
+  t.like(first, { visits_total: visits.length, visits_truncated: true });
+  t.is(typeof first.next_cursor, 'string');
+  const rest = await env.ok(t, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, kind: 'visits', limit: 200, cursor: first.next_cursor });
+  t.like(rest, { visits_total: visits.length, visits_truncated: false, next_cursor: null });
+  t.deepEqual([...first.visits, ...rest.visits].map((v: any) => v.id), expectedVisits);
+
+  // Small pages: boundaries among ties and on the 1969 visit (a cursor with a negative key), none repeated or skipped.
+  const small = await allPages(t, env, { pet_id: pet.id, kind: 'visits', limit: 10 });
+  t.is(small.length, Math.ceil(visits.length / 10));
+  t.deepEqual(small.flatMap((page) => page.visits.map((v: any) => v.id)), expectedVisits);
+  t.true(small.slice(0, -1).every((page) => page.visits_truncated), 'every page but the last leaves records out');
+
+  // Every kind at once: the cursor carries on each kind that has more; one that ended shows none.
+  const together = await allPages(t, env, { pet_id: pet.id, limit: 100 });
+  t.is(together.length, 3);
+  t.deepEqual(together.flatMap((page) => page.visits.map((v: any) => v.id)), expectedVisits);
+  t.deepEqual(together.flatMap((page) => page.medications.map((m: any) => m.id)), newestFirst(medications, (m) => m.start_date));
+  t.deepEqual(together.map((page) => [page.vaccinations.length, page.medications.length, page.medications_truncated, page.medications_total]), [[0, 3, false, 3], [0, 0, false, 3], [0, 0, false, 3]]);
+
+  // A cursor continues the listing it came from: not another kind's, another shape's or another pet's.
+  const other = await env.ok(t, 'acme', PETS, 'pawvault.add_pet', { name: 'Few visits', species: 'cat' });
+  await assertInvalidArguments(t, env, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, kind: 'medications', cursor: first.next_cursor }, 'cursor');
+  await assertInvalidArguments(t, env, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, cursor: first.next_cursor }, 'cursor');
+  await assertInvalidArguments(t, env, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, kind: 'visits', cursor: together[0].next_cursor }, 'cursor');
+  await assertInvalidArguments(t, env, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: other.id, kind: 'visits', cursor: first.next_cursor }, 'cursor');
+  await assertInvalidArguments(t, env, 'acme', HEALTH, 'pawvault.list_health_records', { pet_id: pet.id, kind: 'visits', cursor: 'not-a-cursor' }, 'cursor');
 });
 
 each('delete_pet follows the confirmation protocol and removes the pet with all of its records', async (t, env) => {

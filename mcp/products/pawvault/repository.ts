@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, iso, msToDate, pageOf, type NewRow, type Page } from '../common.js';
+import { DAY_MS, decodeCursor, EARLIEST_DATE, iso, msToDate, pageOf, type NewRow, type Page } from '../common.js';
 
 export const SPECIES = ['dog', 'cat', 'rabbit', 'bird', 'reptile', 'other'] as const;
 export const SEXES = ['female', 'male', 'unknown'] as const;
@@ -70,7 +70,13 @@ const PETS = 'pawvault_pets';
 const VACCINATIONS = 'pawvault_vaccinations';
 const VISITS = 'pawvault_visits';
 const MEDICATIONS = 'pawvault_medications';
+export const HEALTH_KINDS = ['vaccinations', 'visits', 'medications'] as const;
+export type HealthKind = (typeof HEALTH_KINDS)[number];
 const TABLES = { vaccinations: VACCINATIONS, visits: VISITS, medications: MEDICATIONS } as const;
+/** The date each kind is listed by, newest first. */
+const DATED_BY = { vaccinations: 'administered_on', visits: 'visited_on', medications: 'start_date' } as const;
+/** Separates the kinds' cursors in the cursor of a listing of every kind (base64url has no '.'). */
+const KIND_CURSORS = '.';
 
 /** The same vaccine however it was spelled: case and spacing do not matter (docs). Stored as vaccine_key. */
 export function vaccineKey(vaccine: string): string {
@@ -126,6 +132,8 @@ export function medicationView(row: DbMedicationRow, on = today()) {
   };
 }
 
+const HEALTH_VIEWS: Record<HealthKind, (row: any, on: number) => unknown> = { vaccinations: vaccinationView, visits: visitView, medications: medicationView };
+
 export type PetView = ReturnType<typeof petView>;
 
 export interface PetFields {
@@ -156,6 +164,30 @@ export function pawvaultRepository(scope: TenantScope) {
       ...(kinds.includes('visits') ? { visits: (await ofPet<DbVisitRow>(VISITS, pet.id, 'visited_on', limit)).map(visitView) } : {}),
       ...(kinds.includes('medications') ? { medications: (await ofPet<DbMedicationRow>(MEDICATIONS, pet.id, 'start_date', limit)).map((m) => medicationView(m, on)) } : {}),
     };
+  }
+
+  /**
+   * Each kind's cursor in `cursor` (null: that kind has no more), refused unless it continues a
+   * listing of the same kinds of this pet: each names one of the pet's records of its kind, at the
+   * date it is listed by (as people's history checks its cursors).
+   */
+  async function cursorsOf(pet: DbPetRow, kinds: readonly HealthKind[], cursor: string): Promise<Array<string | null>> {
+    const refused = () => new AppError('invalid_arguments', `cursor: not a cursor of this pet's ${kinds.length === 1 ? kinds[0] : 'health records'}`, { details: { field: 'cursor' } });
+    const parts = cursor.split(KIND_CURSORS);
+    if (parts.length !== kinds.length || parts.every((part) => part === '')) throw refused();
+    const cursors: Array<string | null> = [];
+    for (const [i, part] of parts.entries()) {
+      if (part === '') {
+        cursors.push(null);
+        continue;
+      }
+      const { at, id } = decodeCursor(part, undefined, EARLIEST_DATE);
+      const table = TABLES[kinds[i]];
+      const own = await scope.from(table).where(`${table}.pet_id`, pet.id).where(`${table}.id`, id).where(`${table}.${DATED_BY[kinds[i]]}`, at).first('id');
+      if (!own) throw refused();
+      cursors.push(part);
+    }
+    return cursors;
   }
 
   const countOf = async (table: string, petId: string) =>
@@ -214,18 +246,28 @@ export function pawvaultRepository(scope: TenantScope) {
     },
 
     health: {
-      async list(rawPetId: string, filter: { kind?: 'vaccinations' | 'visits' | 'medications'; limit: number }) {
+      /**
+       * One page of a pet's records of one kind, or of every kind at once: each kind's next `limit`,
+       * newest first and ties by id (pageOf on its date), with how many there are and whether more
+       * follow. The cursor of one kind is pageOf's; that of every kind joins theirs in HEALTH_KINDS
+       * order, empty for a kind that has no more, so that one cursor reads a pet's records whole.
+       */
+      async list(rawPetId: string, filter: { kind?: HealthKind; limit: number; cursor?: string }) {
         const pet = await requirePet(rawPetId);
-        const kinds = filter.kind ? [filter.kind] : (['vaccinations', 'visits', 'medications'] as const);
-        const listed = await records(pet, filter.limit, kinds);
-        // Each kind's newest `limit`, with how many there are and whether some were left out.
+        const kinds = filter.kind ? [filter.kind] : HEALTH_KINDS;
+        const after = filter.cursor === undefined ? undefined : await cursorsOf(pet, kinds, filter.cursor);
+        const on = today();
         const shown: Record<string, unknown> = {};
-        for (const kind of kinds) {
-          const rows = listed[kind] ?? [];
-          const total = await countOf(TABLES[kind], pet.id);
-          Object.assign(shown, { [kind]: rows, [`${kind}_total`]: total, [`${kind}_truncated`]: total > rows.length });
+        const next: Array<string | null> = [];
+        for (const [i, kind] of kinds.entries()) {
+          const table = TABLES[kind];
+          const page = after?.[i] === null ? { items: [], next_cursor: null }
+            : await pageOf<any>(scope.from(table).where(`${table}.pet_id`, pet.id), table, { limit: filter.limit, cursor: after?.[i] }, DATED_BY[kind], undefined, EARLIEST_DATE);
+          Object.assign(shown, { [kind]: page.items.map((row) => HEALTH_VIEWS[kind](row, on)), [`${kind}_total`]: await countOf(table, pet.id), [`${kind}_truncated`]: page.next_cursor !== null });
+          next.push(page.next_cursor);
         }
-        return { pet: { id: pet.id, name: pet.name, species: pet.species }, ...shown };
+        const next_cursor = next.every((cursor) => cursor === null) ? null : next.map((cursor) => cursor ?? '').join(KIND_CURSORS);
+        return { pet: { id: pet.id, name: pet.name, species: pet.species }, ...shown, next_cursor };
       },
 
       async recordVaccination(rawPetId: string, input: { vaccine: string; administered_on: number; due_on?: number; clinic?: string; notes?: string }) {
