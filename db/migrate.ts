@@ -33,6 +33,7 @@ import * as pawvaultVaccineKey from './migrations/20261126_0024_pawvault_vaccine
 import * as reclaimRetentionSegments from './migrations/20261126_0025_reclaim_retention_segments.js';
 import * as forgeConversationsCreatedIdx from './migrations/20261127_0026_forge_conversations_created_idx.js';
 import * as terrainWorkflowNameKey from './migrations/20261127_0027_terrain_workflow_name_key.js';
+import * as pawvaultVaccineFoldedKey from './migrations/20261128_0028_pawvault_vaccine_folded_key.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -67,6 +68,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261126_0025_reclaim_retention_segments', reclaimRetentionSegments],
   ['20261127_0026_forge_conversations_created_idx', forgeConversationsCreatedIdx],
   ['20261127_0027_terrain_workflow_name_key', terrainWorkflowNameKey],
+  ['20261128_0028_pawvault_vaccine_folded_key', pawvaultVaccineFoldedKey],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -45,7 +45,7 @@ testOnEachDatabase('0025 gives each existing recovery policy its retention, in f
   t.is(Number(rows[0].starts_at), 1_000);
 });
 
-testOnEachDatabase('0028 stores each workflow\'s name_key and renames a name stored twice in different case, the oldest kept', async (t, { db }) => {
+testOnEachDatabase('0027 stores each workflow\'s name_key and renames a name stored twice in different case, the oldest kept', async (t, { db }) => {
   const step = migration('20261127_0027_terrain_workflow_name_key');
   await step.down(db);
   const [a, b] = [await tenant(db), await tenant(db)];
@@ -65,4 +65,30 @@ testOnEachDatabase('0028 stores each workflow\'s name_key and renames a name sto
   const insert = (row: object) => db('terrain_workflows').insert(row).then(() => 'inserted', () => 'refused');
   t.is(await insert({ ...workflow(6, a, 'Site SURVEY (4)'), name_key: 'site survey (4)' }), 'refused', 'the key is unique in the tenant');
   t.is(await insert({ ...workflow(7, b, 'Site SURVEY (4)'), name_key: 'site survey (4)' }), 'inserted', 'another tenant has its own names');
+});
+
+testOnEachDatabase('0028 recomputes each dose\'s vaccine_key with foldedKey, so doses spelled alike whatever their case share one key', async (t, { db }) => {
+  const step = migration('20261128_0028_pawvault_vaccine_folded_key');
+  const tenantId = await tenant(db);
+  const petId = randomUUID();
+  await db('pawvault_pets').insert({ id: petId, tenant_id: tenantId, name: 'Rex', species: 'dog', created_at: 1, updated_at: 1 });
+  // Keys as 0024's rule wrote them: spacing collapsed, lower-cased, 'İ' and a final sigma kept apart.
+  const dose = (n: number, vaccine: string, vaccine_key: string) => ({
+    id: `00000000-0000-4000-8000-00000000020${n}`, tenant_id: tenantId, pet_id: petId, vaccine, vaccine_key, administered_on: n, due_on: null, created_at: 1,
+  });
+  const before = [
+    dose(1, 'İmovax  Rabies', 'i\u0307movax rabies'), dose(2, 'imovax rabies', 'imovax rabies'),
+    dose(3, 'ΛΥΣΣΑΣ', 'λυσσας'), dose(4, 'λυσσασ', 'λυσσασ'), dose(5, ' Kennel   COUGH ', 'kennel cough'),
+  ];
+  await step.down(db);
+  await db('pawvault_vaccinations').insert(before);
+  const keys = async () => (await db('pawvault_vaccinations').where({ pet_id: petId }).orderBy('id')).map((row: { vaccine: string; vaccine_key: string }) => [row.vaccine, row.vaccine_key]);
+  await step.up(db);
+  t.deepEqual(await keys(), [
+    ['İmovax  Rabies', 'imovax rabies'], ['imovax rabies', 'imovax rabies'], ['ΛΥΣΣΑΣ', 'λυσσασ'], ['λυσσασ', 'λυσσασ'], [' Kennel   COUGH ', 'kennel cough'],
+  ]);
+  // Down gives back 0024's keys.
+  await step.down(db);
+  t.deepEqual(await keys(), before.map((row) => [row.vaccine, row.vaccine_key]));
+  await step.up(db);
 });

@@ -72,6 +72,22 @@ each('list_due_vaccinations is computed from dates: overdue, due soon, window ed
   ]);
 });
 
+each('a booster is the same vaccine whatever its case, as every case-insensitive name in Portico (foldedKey)', async (t, env) => {
+  const pet = await env.ok(t, 'globex', PETS, 'pawvault.add_pet', { name: 'Folded', species: 'cat' });
+  const record = (vaccine: string, given: number, due: number) =>
+    env.ok(t, 'globex', HEALTH, 'pawvault.record_vaccination', { pet_id: pet.id, vaccine, administered_on: day(given), due_on: day(due) });
+  // A dotted capital I (a Turkish keyboard) and a final sigma typed as a plain one spell the same
+  // vaccine as their booster; spacing and case still do not matter either.
+  await record('İmovax Rabies', -400, -30);
+  await record('imovax   rabies', -5, 360);
+  await record('ΛΥΣΣΑΣ', -400, -20);
+  await record('λυσσασ', -4, 361);
+  await record('Kennel Cough', -400, -10);
+  await record(' kennel  COUGH', -3, 362);
+  const due = await env.ok(t, 'globex', HEALTH, 'pawvault.list_due_vaccinations', { pet_id: pet.id, within_days: 365 });
+  t.deepEqual(due.due.map((d: any) => [d.vaccine, d.last_given_on]), [['imovax   rabies', day(-5)], ['λυσσασ', day(-4)], ['kennel  COUGH', day(-3)]]);
+});
+
 each('health records: vaccinations, visits and medications are recorded and read back per pet', async (t, env) => {
   const pet = await env.ok(t, 'acme', PETS, 'pawvault.add_pet', { name: 'Records', species: 'rabbit', weight_kg: 1.8, microchip_number: '250268500123456' });
   const vaccination = await env.ok(t, 'acme', HEALTH, 'pawvault.record_vaccination', { pet_id: pet.id, vaccine: 'RHDV2', administered_on: day(-10), due_on: day(355), clinic: 'Hop Clinic' });

@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, decodeCursor, EARLIEST_DATE, iso, msToDate, pageOf, type NewRow, type Page } from '../common.js';
+import { DAY_MS, decodeCursor, EARLIEST_DATE, foldedKey, iso, msToDate, pageOf, type NewRow, type Page } from '../common.js';
 
 export const SPECIES = ['dog', 'cat', 'rabbit', 'bird', 'reptile', 'other'] as const;
 export const SEXES = ['female', 'male', 'unknown'] as const;
@@ -78,9 +78,12 @@ const DATED_BY = { vaccinations: 'administered_on', visits: 'visited_on', medica
 /** Separates the kinds' cursors in the cursor of a listing of every kind (base64url has no '.'). */
 const KIND_CURSORS = '.';
 
-/** The same vaccine however it was spelled: case and spacing do not matter (docs). Stored as vaccine_key. */
+/**
+ * The same vaccine however it was spelled: spacing does not matter, and case is folded as every
+ * case-insensitive name of Portico is (foldedKey). Stored as vaccine_key (migrations 0024, 0028).
+ */
 export function vaccineKey(vaccine: string): string {
-  return vaccine.trim().replace(/\s+/g, ' ').toLowerCase();
+  return foldedKey(vaccine.trim().replace(/\s+/g, ' '));
 }
 
 /** How many due vaccinations (the soonest) list_due_vaccinations shows. */
