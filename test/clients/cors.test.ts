@@ -185,6 +185,7 @@ mcpTest('an error answer of an endpoint a browser may call carries the CORS head
   const auth = server.config.authUrl;
   const api = new URL(server.config.apiUrl);
   const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
   const cases: Array<[method: string, url: string, status: number, init?: { headers?: Record<string, string>; body?: string }]> = [
     ['POST', `${auth}/oauth/jwks`, 405],
     ['DELETE', `${auth}/.well-known/oauth-authorization-server`, 405],
@@ -203,7 +204,9 @@ mcpTest('an error answer of an endpoint a browser may call carries the CORS head
     ['POST', `${server.mcpUrl}/forge/client_config`, 405],
     ['GET', `${server.mcpUrl}/forge/client_config?colour=blue`, 400],
     ['PUT', `${server.mcpUrl}/forge`, 405],
-    ['POST', `${server.mcpUrl}/forge`, 413, { headers: MCP_HEADERS, body: 'x'.repeat(server.config.bodyLimitBytes + 1) }],
+    // The body is read once the token is known: with one, too large a body; without, the challenge.
+    ['POST', `${server.mcpUrl}/forge`, 413, { headers: { ...MCP_HEADERS, authorization: `Bearer ${token}` }, body: 'x'.repeat(server.config.bodyLimitBytes + 1) }],
+    ['POST', `${server.mcpUrl}/forge`, 401, { headers: MCP_HEADERS, body: 'x'.repeat(server.config.bodyLimitBytes + 1) }],
   ];
   for (const [method, url, status, init = {}] of cases) {
     const response = await fetch(url, { method, headers: { origin: INSPECTOR, ...init.headers }, body: init.body });
