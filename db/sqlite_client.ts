@@ -37,9 +37,10 @@ const KnexRunner = require('knex/lib/execution/runner.js') as new (client: unkno
  * The driver: better-sqlite3 12 up to Node 22, and from Node 24 on the same package's 13
  * (installed as `better-sqlite3-napi`), which is built on N-API. Node 24's node::ObjectWrap aborts
  * the process when V8 collects one of 12's statements (docs/decisions.md); 13 needs Node 22 or
- * later and crashed on Node 20 here. Same JavaScript API.
+ * later and crashed on Node 20 here. Same JavaScript API. Whatever else opens the file (the tests'
+ * lock holders) takes it from here.
  */
-const Database = require(Number(process.versions.node.split('.')[0]) >= 24 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof BetterSqlite3;
+export const Database = require(Number(process.versions.node.split('.')[0]) >= 24 ? 'better-sqlite3-napi' : 'better-sqlite3') as typeof BetterSqlite3;
 
 interface KnexClient {
   connectionSettings: { filename: string };

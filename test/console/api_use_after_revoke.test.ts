@@ -7,7 +7,7 @@
  * is written through another connection just as the count's statement is issued.
  */
 import test from 'ava';
-import Database from 'better-sqlite3';
+import { Database } from '../../db/sqlite_client.js';
 import { databasesUnderTest, holdRow } from '../helpers/db.js';
 import { issueAccessToken } from '../helpers/grants.js';
 import { ALL_CONSOLE_SCOPES, startConsole } from './setup.js';

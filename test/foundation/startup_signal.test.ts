@@ -8,8 +8,8 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import test from 'ava';
-import Database from 'better-sqlite3';
 import { exclusively, MIGRATIONS } from '../../db/migrate.js';
+import { Database } from '../../db/sqlite_client.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
 import { until } from '../helpers/poll.js';
 import { freePort } from '../helpers/server.js';

@@ -4,7 +4,7 @@
  * lock, without a shutdown.
  */
 import test from 'ava';
-import Database from 'better-sqlite3';
+import { Database } from '../../db/sqlite_client.js';
 import { grant, openSession, rawCall, startMcpServer } from '../helpers/mcp.js';
 
 test('shutdown lets an in-flight MCP tool call finish [sqlite]', async (t) => {
