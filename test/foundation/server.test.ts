@@ -87,9 +87,12 @@ test('DEMO_PASSWORD sets every demo password', async (t) => {
 test('shutdown lets an in-flight request finish and refuses new ones', async (t) => {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  let entered!: () => void;
+  const arrived = new Promise<void>((resolve) => (entered = resolve));
   const slow: Mount = (app) => {
     app.use(async (ctx, next) => {
       if (ctx.path !== '/slow') return next();
+      entered();
       await gate;
       ctx.body = { done: true };
     });
@@ -97,7 +100,8 @@ test('shutdown lets an in-flight request finish and refuses new ones', async (t)
   const server = await startTestServer('sqlite', { mounts: [slow] });
   try {
     const inFlight = fetch(`${server.url}/slow`);
-    await new Promise((r) => setTimeout(r, 100));
+    // In flight once the server has it: a connection not yet read from is idle, and closing ends it.
+    await arrived;
     const closing = server.stop();
     await new Promise((r) => setTimeout(r, 50));
     await t.throwsAsync(fetch(`${server.url}/healthz`));
