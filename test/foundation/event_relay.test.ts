@@ -93,13 +93,17 @@ if (databasesUnderTest().includes('postgres')) {
       t.is(proxy.blackhole(), 1, 'B listens through the proxy');
       const event: PorticoEvent = { type: 'surface.changed', product: 'midas', status: 'live' };
       let received: PorticoEvent | 'timeout' = 'timeout';
+      // The states as they were when B heard the event: on a loaded machine a 300 ms heartbeat may
+      // miss again afterwards, which is the relay doing its work, not what this test is about.
+      let statesWhenHeard: boolean[] = [];
       for (let attempt = 0; attempt < 40 && received === 'timeout'; attempt += 1) {
         const pending = nextEvent(buses[1], 250);
         await buses[0].publish(event);
         received = await pending;
+        statesWhenHeard = [...states];
       }
       t.deepEqual(received, event, 'B hears the other instance again');
-      t.deepEqual(states.slice(-2), [false, true], 'B stopped trusting its cache while it heard nothing, then listened again');
+      t.deepEqual(statesWhenHeard.slice(-2), [false, true], 'B stopped trusting its cache while it heard nothing, then listened again');
     } finally {
       await Promise.all(relays.map((r) => r.close()));
       proxy.cut();
