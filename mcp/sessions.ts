@@ -2,8 +2,9 @@
  * Live MCP sessions of this instance. A session belongs to the connection (grant) and the user
  * that initialised it; a session id presented with anyone else's token is treated as unknown
  * (404), never served (MCP security best practices, "Session Hijacking"). Sessions end on idle
- * time-out (never while a request is in flight), on revocation of their connection, when the connection, or the person across all
- * their connections, opens more than the cap (the least recently used goes), and on shutdown.
+ * time-out (never while a request is in flight), on revocation of their connection, when the
+ * connection, or the person across all their connections, opens more than the cap (the least
+ * recently used goes, one with nothing in flight first), and on shutdown.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
