@@ -219,9 +219,10 @@ each('shorten_retention asks for confirmation, then cuts the retention and says 
   t.like(after.retention, { retention_days: 2, window_start: cut.window_start, expired_snapshots: cut.expired_snapshots });
   t.like(await simulate(cutAt - 1), { outcome: 'recoverable', retention: { retention_days: 30, expired_snapshots: 0 } });
 
-  // The same retention again cuts nothing; a higher one is update_policy's.
-  const again = await okConfirmed(t, env, 'globex', ALL, 'reclaim.shorten_retention', args);
-  t.like(again, { retention_days: 2, previous_retention_days: 2, changed: [], expired_snapshots: 0 });
+  // Only a lower retention is a cut: the same one again is refused, and a higher one is update_policy's.
+  const again = await assertRefusedUnconfirmed(t, env, 'globex', ALL, 'reclaim.shorten_retention', args, 'invalid_arguments');
+  t.like(again.details, { field: 'retention_days', current_retention_days: 2 });
+  t.regex(again.message, /retention_days: 2 is already the policy's retention; a cut must be below it; nothing was changed/);
   const refused = await assertRefusedUnconfirmed(t, env, 'globex', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 5 }, 'invalid_arguments');
   t.like(refused.details, { field: 'retention_days', current_retention_days: 2 });
   t.regex(refused.message, /retention_days: 5 is above the current 2; .*reclaim\.update_policy/);
@@ -236,6 +237,11 @@ each('shorten_retention refuses a value it would refuse anyway before asking any
   const above = await assertRefusedUnconfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 45 }, 'invalid_arguments');
   t.like(above.details, { field: 'retention_days', current_retention_days: 30 });
   t.regex(above.message, /retention_days: 45 is above the current 30; .*reclaim\.update_policy.*nothing was changed/);
+  // The current retention is no cut either: nobody is asked to confirm a cut that expires nothing.
+  const same = await assertRefusedUnconfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 30 }, 'invalid_arguments');
+  t.like(same.details, { field: 'retention_days', current_retention_days: 30 });
+  t.regex(same.message, /retention_days: 30 is already the policy's retention/);
+  t.is((await env.server.db('reclaim_retention_segments').where({ policy_id: policy.id })).length, 1);
   // Out of range, unknown and foreign policies are refused as they were, before any confirmation too.
   await assertRefusedUnconfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: policy.id, retention_days: 0 }, 'invalid_arguments');
   await assertRefusedUnconfirmed(t, env, 'acme', ALL, 'reclaim.shorten_retention', { policy_id: '00000000-0000-4000-8000-000000000002', retention_days: 7 }, 'not_found');

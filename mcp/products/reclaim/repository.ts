@@ -113,13 +113,22 @@ const RETENTION_PASSED =
 const SNAPSHOTS_AT_OR_BEFORE =
   `coalesce(sum(case when ${LAST_AT_OR_BEFORE} >= starts_at then (${LAST_AT_OR_BEFORE} - starts_at) / (cast(rpo_minutes as bigint) * 60000) + 1 else 0 end), 0)`;
 
-/** A retention above the policy's is no cut: it expires nothing and is update_policy's. */
-function refuseRaise(row: DbPolicyRow, retentionDays: number): void {
+/**
+ * Only a lower retention is a cut. The current one again would change nothing, so it is refused
+ * rather than asked about (nobody should confirm a cut that expires nothing); a higher one
+ * expires nothing either and is update_policy's.
+ */
+function refuseNoCut(row: DbPolicyRow, retentionDays: number): void {
   const current = Number(row.retention_days);
-  if (retentionDays <= current) return;
+  if (retentionDays < current) return;
+  const details = { details: { field: 'retention_days', current_retention_days: current } };
+  if (retentionDays === current) {
+    throw new AppError('invalid_arguments',
+      `retention_days: ${retentionDays} is already the policy's retention; a cut must be below it; nothing was changed`, details);
+  }
   throw new AppError('invalid_arguments',
     `retention_days: ${retentionDays} is above the current ${current}; raising the retention expires nothing and is made with reclaim.update_policy; nothing was changed`,
-    { details: { field: 'retention_days', current_retention_days: current } });
+    details);
 }
 
 export function reclaimRepository(scope: TenantScope) {
@@ -276,13 +285,13 @@ export function reclaimRepository(scope: TenantScope) {
     },
 
     /**
-     * Lowers the retention (the same value changes nothing) and says what the cut expired: the
-     * snapshots taken between the retention window's start before it and after it, counted as
-     * simulate counts them. Raising is update's.
+     * Lowers the retention and says what the cut expired: the snapshots taken between the
+     * retention window's start before it and after it, counted as simulate counts them. The
+     * current retention or a higher one is refused (refuseNoCut); raising is update's.
      */
     async shortenRetention(rawId: string, retentionDays: number, when?: number) {
       const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
-      refuseRaise(row, retentionDays);
+      refuseNoCut(row, retentionDays);
       const previous = Number(row.retention_days);
       const at = when ?? Date.now();
       const before = await retentionAt(row, at);
@@ -296,7 +305,7 @@ export function reclaimRepository(scope: TenantScope) {
 
     /** What shortenRetention would refuse, refused without locking or changing anything (before a confirmation is asked for). */
     async checkShortenRetention(rawId: string, retentionDays: number): Promise<void> {
-      refuseRaise(await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy'), retentionDays);
+      refuseNoCut(await scope.require<DbPolicyRow>('reclaim_policies', rawId, 'policy'), retentionDays);
     },
 
     async delete(rawId: string) {

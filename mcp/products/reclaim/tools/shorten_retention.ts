@@ -9,11 +9,12 @@ export default defineTool({
   description:
     'Lowers a recovery policy\'s retention_days, the only way to do so. The new retention applies at once to every snapshot still kept, ' +
     'so the snapshots older than it are out of retention for good: raising the retention again later does not bring them back. ' +
-    'Needs policy_id and retention_days (below the current one; a higher one is refused with invalid_arguments, raise it with ' +
-    'reclaim.update_policy; the current one changes nothing); destructive, so the first call returns confirmation_required and the cut ' +
-    'happens only when the same call is repeated with confirmed: true. Returns the policy, previous_retention_days, expired_snapshots ' +
-    '(how many snapshots this cut put out of retention), and previous_window_start and window_start (every snapshot taken before ' +
-    'window_start is now out of retention). Changes the policy record in Portico only; it deletes no backup held elsewhere.',
+    'Needs policy_id and retention_days, below the current one: the current one is refused with invalid_arguments (it would cut ' +
+    'nothing), and so is a higher one (raise it with reclaim.update_policy), before any confirmation is asked. Destructive, so the ' +
+    'first call returns confirmation_required and the cut happens only when the same call is repeated with confirmed: true. ' +
+    'Returns the policy, previous_retention_days, expired_snapshots (how many snapshots this cut put out of retention), and ' +
+    'previous_window_start and window_start (every snapshot taken before window_start is now out of retention). Changes the policy ' +
+    'record in Portico only; it deletes no backup held elsewhere.',
   scope: 'reclaim.policies.write',
   destructive: true,
   confirmation: 'Recovery policy {policy_id} will keep snapshots for {retention_days} days only, and every snapshot older than that will be out of retention for good.',
