@@ -34,6 +34,7 @@ import * as reclaimRetentionSegments from './migrations/20261126_0025_reclaim_re
 import * as forgeConversationsCreatedIdx from './migrations/20261127_0026_forge_conversations_created_idx.js';
 import * as terrainWorkflowNameKey from './migrations/20261127_0027_terrain_workflow_name_key.js';
 import * as pawvaultVaccineFoldedKey from './migrations/20261128_0028_pawvault_vaccine_folded_key.js';
+import * as nameKeys from './migrations/20261129_0029_name_keys.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -69,6 +70,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261127_0026_forge_conversations_created_idx', forgeConversationsCreatedIdx],
   ['20261127_0027_terrain_workflow_name_key', terrainWorkflowNameKey],
   ['20261128_0028_pawvault_vaccine_folded_key', pawvaultVaccineFoldedKey],
+  ['20261129_0029_name_keys', nameKeys],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -1,12 +1,13 @@
 /**
- * Small helpers product code shares: keyset pagination, ISO 4217 money in integer minor units,
- * calendar dates and the wire form of times. Nothing here touches a tenant: callers pass queries
- * that a TenantScope already filtered.
+ * Small helpers product code shares: keyset pagination, text matching, names, ISO 4217 money in
+ * integer minor units, calendar dates and the wire form of times. Nothing here touches a tenant:
+ * callers pass queries that a TenantScope already filtered.
  */
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { DATE, dateToMs } from '../../shared/dates.js';
 import { AppError } from '../../shared/errors.js';
+import { UNSHOWABLE } from '../../shared/unshowable.js';
 
 /** The columns a product writes through TenantScope.insert, which stamps tenant_id (and id unless given). */
 export type NewRow<Row> = Omit<Row, 'id' | 'tenant_id'> & { id?: string };
@@ -104,8 +105,8 @@ function foldedSql(expression: string): string {
 
 /**
  * `text` folded as foldedSql folds it on SQLite (JavaScript's lower(), then final sigma and the
- * dot of 'İ' made one): the key a case-insensitively unique name is stored under, so that a
- * plain unique index enforces it on both databases, also between two writes at the same time.
+ * dot of 'İ' made one): the folding of nameKey, the key a name is unique under, so that a plain
+ * unique index enforces it on both databases, also between two writes at the same time.
  * An index on foldedSql itself would hang on SQLite's lower(), which db/sqlite_client.ts replaces
  * per connection.
  */
@@ -121,6 +122,39 @@ export function whereContains(query: Knex.QueryBuilder, column: string, text: st
 /** Case-insensitive "column equals text", folded as whereContains folds. */
 export function whereEqualsFolded(query: Knex.QueryBuilder, column: string, text: string): Knex.QueryBuilder {
   return query.whereRaw(`${foldedSql('??')} = ${foldedSql('?')}`, [column, text]);
+}
+
+// ---------------------------------------------------------------- names
+
+/**
+ * A name as every product stores it: Unicode NFC (an accent sent as a combining mark is the
+ * precomposed letter, so the two spellings are one name), each run of white space (a tab, a line
+ * break, a no-break space, two spaces) one space, none at either end.
+ */
+function normalizeName(text: string): string {
+  return text.normalize('NFC').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * The key a name is unique under (terrain's workflows, reclaim's policies) or grouped by
+ * (pawvault's vaccines): the name normalised, then case-folded, so names that differ only in case,
+ * spacing or Unicode composition are one name.
+ */
+export function nameKey(name: string): string {
+  return foldedKey(normalizeName(name));
+}
+
+/**
+ * A name, title or other one-line label, and the text a filter looks for in one: normalised
+ * (normalizeName) before its length is counted, so `max` counts what is stored, in UTF-16 code
+ * units as every text argument does (never more characters than a column of that width holds).
+ * Control and format characters left once white space is one space (zero-width and bidirectional
+ * marks, escapes) are refused: a name is shown to people and models as it is stored, and those
+ * make it read as another one.
+ */
+export function nameArg(max: number) {
+  return z.string().overwrite(normalizeName).min(1).max(max)
+    .refine((name) => !UNSHOWABLE.test(name), 'must not contain control or format characters (such as zero-width or bidirectional marks)');
 }
 
 // ---------------------------------------------------------------- money
@@ -208,7 +242,7 @@ export const instantArg = z
   // the calendar date must exist, as for dateArg.
   .refine((value) => !Number.isNaN(Date.parse(value)) && dateToMs(value.slice(0, 10)) !== undefined, 'is not a valid date-time');
 
-/** A one-line, trimmed text argument. */
+/** A trimmed text argument that may span lines (a message, a body, a summary): its lines and spacing are kept. */
 export function textArg(max: number, min = 1) {
   return z.string().trim().min(min).max(max);
 }

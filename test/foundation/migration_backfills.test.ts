@@ -92,3 +92,48 @@ testOnEachDatabase('0028 recomputes each dose\'s vaccine_key with foldedKey, so 
   t.deepEqual(await keys(), before.map((row) => [row.vaccine, row.vaccine_key]));
   await step.up(db);
 });
+
+testOnEachDatabase('0029 keys terrain\'s and reclaim\'s names whatever their case, spacing or composition, renaming later duplicates, and pawvault\'s doses alike', async (t, { db }) => {
+  const step = migration('20261129_0029_name_keys');
+  await step.down(db);
+  const [a, b] = [await tenant(db), await tenant(db)];
+  const id = (n: number) => `00000000-0000-4000-8000-0000000003${String(n).padStart(2, '0')}`;
+  // Workflows keyed as 0027 keyed them (case folded alone): these were four names there.
+  const workflow = (n: number, tenantId: string, name: string, name_key: string) => ({ id: id(n), tenant_id: tenantId, name, name_key, step_count: 1, created_at: 100 + n });
+  await db('terrain_workflows').insert([
+    workflow(1, a, 'Site survey', 'site survey'), workflow(2, a, 'Site  survey', 'site  survey'), workflow(3, a, 'Cafe\u0301 audit', 'cafe\u0301 audit'),
+    workflow(4, a, 'café audit', 'café audit'), workflow(5, b, 'SITE  SURVEY', 'site  survey'),
+  ]);
+  // Policies unique as spelled: "Orders" and "ORDERS" were two.
+  const policy = (n: number, tenantId: string, name: string) => ({
+    id: id(10 + n), tenant_id: tenantId, name, target_kind: 'database', target_name: 'db', retention_days: 7, rpo_minutes: 60, status: 'active', created_at: 100 + n, updated_at: 100 + n,
+  });
+  await db('reclaim_policies').insert([policy(1, a, 'Orders'), policy(2, a, 'ORDERS'), policy(3, a, 'orders (2)'), policy(4, a, 'Ledger'), policy(5, b, 'orders')]);
+  const petId = randomUUID();
+  await db('pawvault_pets').insert({ id: petId, tenant_id: a, name: 'Rex', species: 'dog', created_at: 1, updated_at: 1 });
+  const dose = (n: number, vaccine: string, vaccine_key: string) => ({ id: id(20 + n), tenant_id: a, pet_id: petId, vaccine, vaccine_key, administered_on: n, due_on: null, created_at: 1 });
+  await db('pawvault_vaccinations').insert([dose(1, 'Fie\u0300vre  aphteuse', 'fie\u0300vre aphteuse'), dose(2, 'fièvre aphteuse', 'fièvre aphteuse')]);
+
+  await step.up(db);
+  const named = async (table: string, from: number) =>
+    (await db(table).whereIn('id', Array.from({ length: 5 }, (_, i) => id(from + i + 1))).orderBy('id').select('name', 'name_key')).map((r: { name: string; name_key: string }) => [r.name, r.name_key]);
+  t.deepEqual(await named('terrain_workflows', 0), [
+    ['Site survey', 'site survey'], ['Site  survey (2)', 'site survey (2)'], ['Cafe\u0301 audit', 'café audit'], ['café audit (2)', 'café audit (2)'], ['SITE  SURVEY', 'site survey'],
+  ]);
+  t.deepEqual(await named('reclaim_policies', 10), [
+    ['Orders', 'orders'], ['ORDERS (3)', 'orders (3)'], ['orders (2)', 'orders (2)'], ['Ledger', 'ledger'], ['orders', 'orders'],
+  ]);
+  t.deepEqual(await db('pawvault_vaccinations').where({ pet_id: petId }).orderBy('id').pluck('vaccine_key'), ['fièvre aphteuse', 'fièvre aphteuse']);
+  const insert = (row: object) => db('reclaim_policies').insert(row).then(() => 'inserted', () => 'refused');
+  t.is(await insert({ ...policy(6, a, 'LEDGER'), name_key: 'ledger' }), 'refused', 'the key is unique in the tenant');
+  t.is(await insert({ ...policy(7, b, 'LEDGER'), name_key: 'ledger' }), 'inserted', 'another tenant has its own names');
+
+  // Down gives back the keys of 0027 and 0028 and reclaim's index on the name as spelled; renamed names stay renamed.
+  await step.down(db);
+  t.deepEqual((await db('terrain_workflows').whereIn('id', [id(2), id(3)]).orderBy('id').select('name_key')).map((r: { name_key: string }) => r.name_key), ['site  survey (2)', 'cafe\u0301 audit']);
+  t.deepEqual(await db('pawvault_vaccinations').where({ pet_id: petId }).orderBy('id').pluck('vaccine_key'), ['fie\u0300vre aphteuse', 'fièvre aphteuse']);
+  t.is(await insert(policy(8, a, 'Ledger')), 'refused', 'the name as spelled is unique again');
+  t.is(await insert(policy(9, a, 'LEDGER ')), 'inserted');
+  await db('reclaim_policies').whereIn('id', [id(17), id(19)]).delete();
+  await step.up(db);
+});

@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, decodeCursor, EARLIEST_DATE, foldedKey, iso, msToDate, pageOf, type NewRow, type Page } from '../common.js';
+import { DAY_MS, decodeCursor, EARLIEST_DATE, iso, msToDate, nameKey, pageOf, type NewRow, type Page } from '../common.js';
 
 export const SPECIES = ['dog', 'cat', 'rabbit', 'bird', 'reptile', 'other'] as const;
 export const SEXES = ['female', 'male', 'unknown'] as const;
@@ -32,7 +32,10 @@ export interface DbVaccinationRow {
   tenant_id: string;
   pet_id: string;
   vaccine: string;
-  /** vaccineKey(vaccine). */
+  /**
+   * nameKey(vaccine): the same vaccine however it was spelled (case, spacing, Unicode
+   * composition), as every name of Portico is compared (migrations 0024, 0028, 0029).
+   */
   vaccine_key: string;
   administered_on: number;
   due_on: number | null;
@@ -77,14 +80,6 @@ const TABLES = { vaccinations: VACCINATIONS, visits: VISITS, medications: MEDICA
 const DATED_BY = { vaccinations: 'administered_on', visits: 'visited_on', medications: 'start_date' } as const;
 /** Separates the kinds' cursors in the cursor of a listing of every kind (base64url has no '.'). */
 const KIND_CURSORS = '.';
-
-/**
- * The same vaccine however it was spelled: spacing does not matter, and case is folded as every
- * case-insensitive name of Portico is (foldedKey). Stored as vaccine_key (migrations 0024, 0028).
- */
-export function vaccineKey(vaccine: string): string {
-  return foldedKey(vaccine.trim().replace(/\s+/g, ' '));
-}
 
 /** How many due vaccinations (the soonest) list_due_vaccinations shows. */
 export const DUE_SHOWN = 500;
@@ -280,7 +275,7 @@ export function pawvaultRepository(scope: TenantScope) {
         }
         if (input.administered_on > today()) throw new AppError('invalid_arguments', 'administered_on: cannot be in the future', { details: { field: 'administered_on' } });
         const row = await scope.insert<NewRow<DbVaccinationRow>>(VACCINATIONS, {
-          pet_id: pet.id, vaccine: input.vaccine, vaccine_key: vaccineKey(input.vaccine), administered_on: input.administered_on, due_on: input.due_on ?? null,
+          pet_id: pet.id, vaccine: input.vaccine, vaccine_key: nameKey(input.vaccine), administered_on: input.administered_on, due_on: input.due_on ?? null,
           clinic: input.clinic ?? null, notes: input.notes ?? null, created_at: Date.now(),
         });
         return vaccinationView(row);

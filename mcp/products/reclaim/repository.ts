@@ -7,7 +7,7 @@
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
 import { translate } from '../../../db/errors.js';
-import { DAY_MS, iso, pageOf, type NewRow, type Page } from '../common.js';
+import { DAY_MS, iso, nameKey, pageOf, type NewRow, type Page } from '../common.js';
 import { recoveryPointOf, simulateRecovery, type RecoverySimulation, type ScheduleSegment } from './simulate.js';
 
 export const TARGET_KINDS = ['database', 'file_share', 'object_bucket', 'virtual_machine', 'saas_workspace'] as const;
@@ -19,6 +19,8 @@ export interface DbPolicyRow {
   id: string;
   tenant_id: string;
   name: string;
+  /** nameKey(name): unique in the tenant, so names are unique whatever their case, spacing or Unicode composition. */
+  name_key: string;
   target_kind: TargetKind;
   target_name: string;
   retention_days: number;
@@ -222,7 +224,8 @@ export function reclaimRepository(scope: TenantScope) {
     const changed = Object.keys(changes);
     if (!changed.length) return { ...(await viewOf(row)), changed };
     const next: DbPolicyRow = { ...row, ...changes, updated_at: at };
-    await translate(() => scope.update('reclaim_policies', row.id, { ...changes, updated_at: at }), conflictName(next.name));
+    const key = changes.name === undefined ? {} : { name_key: nameKey(changes.name) };
+    await translate(() => scope.update('reclaim_policies', row.id, { ...changes, ...key, updated_at: at }), conflictName(next.name));
     const scheduleChanged = changes.status !== undefined || (changes.rpo_minutes !== undefined && next.status === 'active');
     if (scheduleChanged) {
       if (row.status === 'active') await closeSegment(row.id, at);
@@ -255,7 +258,7 @@ export function reclaimRepository(scope: TenantScope) {
       const at = Date.now();
       const row = (await translate(
         () => scope.insert<NewRow<DbPolicyRow>>('reclaim_policies', {
-          name: input.name, target_kind: input.target_kind, target_name: input.target_name, retention_days: input.retention_days,
+          name: input.name, name_key: nameKey(input.name), target_kind: input.target_kind, target_name: input.target_name, retention_days: input.retention_days,
           rpo_minutes: input.rpo_minutes, status: 'active', created_by: input.created_by ?? null, created_at: at, updated_at: at,
         }),
         conflictName(input.name),

@@ -7,7 +7,7 @@
 import { AppError } from '../../../shared/errors.js';
 import { translate } from '../../../db/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { foldedKey, iso, pageOf, type NewRow, type Page } from '../common.js';
+import { iso, nameKey, pageOf, type NewRow, type Page } from '../common.js';
 
 export const RUN_STATUSES = ['running', 'completed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -16,7 +16,7 @@ export interface DbWorkflowRow {
   id: string;
   tenant_id: string;
   name: string;
-  /** The name case-folded (foldedKey): unique in the tenant, so names are unique whatever their case. */
+  /** nameKey(name): unique in the tenant, so names are unique whatever their case, spacing or Unicode composition. */
   name_key: string;
   description: string | null;
   step_count: number;
@@ -152,7 +152,7 @@ export function terrainRepository(scope: TenantScope) {
 
       async create(input: { name: string; description?: string; steps: Array<{ name: string; instructions?: string }> }, userId: string) {
         const workflow = await translate(
-          () => scope.insert<NewRow<DbWorkflowRow>>(WORKFLOWS, { name: input.name, name_key: foldedKey(input.name), description: input.description ?? null, step_count: input.steps.length, created_by: userId, created_at: Date.now() }),
+          () => scope.insert<NewRow<DbWorkflowRow>>(WORKFLOWS, { name: input.name, name_key: nameKey(input.name), description: input.description ?? null, step_count: input.steps.length, created_by: userId, created_at: Date.now() }),
           { conflict: `a workflow named "${input.name}" already exists` },
         );
         const steps: DbStepRow[] = [];

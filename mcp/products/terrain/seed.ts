@@ -1,7 +1,7 @@
 /** Demo rows for terrain: workflow definitions and runs in every status, with their history. */
 import type { DemoSeeder } from '../../../db/demo.js';
 import { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, foldedKey, type NewRow } from '../common.js';
+import { DAY_MS, nameKey, type NewRow } from '../common.js';
 import type { DbRunEventRow, DbRunRow, DbStepRow, DbWorkflowRow } from './repository.js';
 
 interface SampleWorkflow {
@@ -64,7 +64,7 @@ export const seedTerrain: DemoSeeder = async (trx, tenant, users) => {
   const now = Date.now();
   for (const sample of SAMPLES[tenant.slug] ?? []) {
     const workflow = await scope.insert<NewRow<DbWorkflowRow>>('terrain_workflows', {
-      name: sample.name, name_key: foldedKey(sample.name), description: sample.description, step_count: sample.steps.length, created_by: actor, created_at: now - 90 * DAY_MS,
+      name: sample.name, name_key: nameKey(sample.name), description: sample.description, step_count: sample.steps.length, created_by: actor, created_at: now - 90 * DAY_MS,
     });
     for (const [index, [name, instructions]] of sample.steps.entries()) {
       await scope.insert<NewRow<DbStepRow>>('terrain_workflow_steps', { workflow_id: workflow.id, position: index + 1, name, instructions });

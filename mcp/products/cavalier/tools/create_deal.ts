@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { currencyArg, dateArg, dateToMs, minorArg, textArg } from '../../common.js';
+import { currencyArg, dateArg, dateToMs, minorArg, nameArg } from '../../common.js';
 import { OPEN_DEAL_STAGES, type CavalierRepository } from '../repository.js';
 
 export default defineTool({
@@ -13,13 +13,13 @@ export default defineTool({
   scope: 'cavalier.deals.write',
   destructive: false,
   input: {
-    title: textArg(200).describe('Short name of the opportunity.'),
-    customer: textArg(200).describe('Customer name.'),
+    title: nameArg(200).describe('Short name of the opportunity.'),
+    customer: nameArg(200).describe('Customer name.'),
     currency: currencyArg,
     value_minor: minorArg('Estimated deal value'),
     stage: z.enum(OPEN_DEAL_STAGES).default('lead').describe('Starting stage, default lead.'),
     expected_close_date: dateArg.optional().describe('When the deal is expected to close, YYYY-MM-DD; today or later.'),
-    notes: z.string().max(4000).optional().describe('Free-text notes.'),
+    notes: z.string().trim().max(4000).optional().describe('Free-text notes.'),
   },
   async handler(args, { repos, user, resourceUri }: ToolContext<CavalierRepository>) {
     const deal = await repos.deals.create({

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../../../shared/errors.js';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { currencyArg, dateArg, dateToMs, textArg } from '../../common.js';
+import { currencyArg, dateArg, dateToMs, nameArg } from '../../common.js';
 import type { CavalierRepository } from '../repository.js';
 
 export default defineTool({
@@ -16,12 +16,12 @@ export default defineTool({
   scope: 'cavalier.quotes.write',
   destructive: false,
   input: {
-    customer: textArg(200).optional().describe('Customer name. Required unless deal_id is given.'),
+    customer: nameArg(200).optional().describe('Customer name. Required unless deal_id is given.'),
     deal_id: z.string().max(100).optional().describe('A deal of your organization this quote belongs to.'),
     currency: currencyArg,
     line_items: z
       .array(z.strictObject({
-        description: textArg(500).describe('What is being sold.'),
+        description: nameArg(500).describe('What is being sold.'),
         quantity: z.number().int().min(1).max(1_000_000).describe('Whole units, 1-1,000,000.'),
         unit_price_minor: z.number().int().min(0).max(100_000_000_000).describe('Price of one unit in the currency\'s minor unit (e.g. 1999 = 19.99 EUR).'),
       }))
@@ -30,7 +30,7 @@ export default defineTool({
       .describe('The items of the quote, in order.'),
     tax_rate_percent: z.number().min(0).max(100).default(0).describe('Tax rate in percent with at most two decimals, e.g. 19 or 7.25. Default 0.'),
     valid_until: dateArg.optional().describe('Last day the offer is valid, YYYY-MM-DD; today or later.'),
-    notes: z.string().max(4000).optional().describe('Free-text notes shown on the quote.'),
+    notes: z.string().trim().max(4000).optional().describe('Free-text notes shown on the quote.'),
   },
   async handler(args, { repos, user, resourceUri }: ToolContext<CavalierRepository>) {
     const taxRateBp = Math.round(args.tax_rate_percent * 100);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, textArg } from '../../common.js';
+import { dateArg, nameArg, textArg } from '../../common.js';
 import type { CavalierRepository } from '../repository.js';
 
 export default defineTool({
@@ -16,11 +16,11 @@ export default defineTool({
   destructive: false,
   input: {
     deal_id: z.string().max(100).describe('The deal this statement of work is for.'),
-    title: textArg(200).describe('Title of the statement of work.'),
+    title: nameArg(200).describe('Title of the statement of work.'),
     scope_summary: textArg(8000).describe('What will be delivered, and what is out of scope.'),
     milestones: z
       .array(z.strictObject({
-        title: textArg(200).describe('What is delivered at this milestone.'),
+        title: nameArg(200).describe('What is delivered at this milestone.'),
         due_date: dateArg.describe('Due date, YYYY-MM-DD; today or later.'),
         amount_minor: z.number().int().min(0).max(100_000_000_000).describe('Amount billed at this milestone, in the deal currency\'s minor unit.'),
       }))

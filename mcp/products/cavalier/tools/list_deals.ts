@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { pageArgs } from '../../common.js';
+import { nameArg, pageArgs } from '../../common.js';
 import { DEAL_STAGES, type CavalierRepository } from '../repository.js';
 
 export default defineTool({
@@ -14,7 +14,7 @@ export default defineTool({
   destructive: false,
   input: {
     stage: z.enum(DEAL_STAGES).optional().describe('Only deals at this stage.'),
-    customer: z.string().trim().min(1).max(200).optional().describe('Only deals whose customer name contains this text (case-insensitive).'),
+    customer: nameArg(200).optional().describe('Only deals whose customer name contains this text (case-insensitive).'),
     ...pageArgs,
   },
   async handler(args, { repos }: ToolContext<CavalierRepository>) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { pageArgs } from '../../common.js';
+import { nameArg, pageArgs } from '../../common.js';
 import { QUOTE_STATUSES, type CavalierRepository } from '../repository.js';
 
 export default defineTool({
@@ -15,7 +15,7 @@ export default defineTool({
   input: {
     status: z.enum(QUOTE_STATUSES).optional().describe('Only quotes in this status.'),
     deal_id: z.string().max(100).optional().describe('Only quotes attached to this deal.'),
-    customer: z.string().trim().min(1).max(200).optional().describe('Only quotes whose customer name contains this text (case-insensitive).'),
+    customer: nameArg(200).optional().describe('Only quotes whose customer name contains this text (case-insensitive).'),
     ...pageArgs,
   },
   async handler(args, { repos }: ToolContext<CavalierRepository>) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { forgeTool, contentOut } from '../wire.js';
+import { nameArg } from '../../common.js';
 
 export const CONTENT_KINDS = ['article', 'blog_post', 'email', 'social_post', 'product_description', 'note'] as const;
 
@@ -14,7 +15,7 @@ export default forgeTool({
   destructive: false,
   input: {
     kind: z.enum(CONTENT_KINDS).describe('What kind of content this is.'),
-    title: z.string().trim().min(1).max(200).describe('Title (1-200 characters).'),
+    title: nameArg(200).describe('Title (1-200 characters).'),
     body: z.string().trim().min(1).max(100_000).describe('The text itself (up to 100,000 characters; Markdown is kept as is).'),
     status: z.enum(['draft', 'published']).optional().describe('draft (default) or published.'),
   },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { forgeTool, conversationOut, messageOut } from '../wire.js';
+import { nameArg } from '../../common.js';
 
 export default forgeTool({
   name: 'forge.create_conversation',
@@ -11,7 +12,7 @@ export default forgeTool({
   scope: 'forge.chat.write',
   destructive: false,
   input: {
-    title: z.string().trim().min(1).max(200).describe('Title of the conversation (1-200 characters).'),
+    title: nameArg(200).describe('Title of the conversation (1-200 characters).'),
     first_message: z.string().trim().min(1).max(20_000).optional().describe('Optional opening message from the user (up to 20,000 characters).'),
   },
   async handler(args, context) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { forgeTool, documentOut } from '../wire.js';
+import { nameArg } from '../../common.js';
 
 export default forgeTool({
   name: 'forge.upload_document',
@@ -11,7 +12,7 @@ export default forgeTool({
   scope: 'forge.documents.write',
   destructive: false,
   input: {
-    title: z.string().trim().min(1).max(200).describe('Title of the document (1-200 characters).'),
+    title: nameArg(200).describe('Title of the document (1-200 characters).'),
     text: z.string().min(1).max(500_000).describe('The full text of the document (up to 500,000 characters, within the request size limit).'),
     media_type: z.enum(['text/plain', 'text/markdown']).optional().describe('text/plain (default) or text/markdown.'),
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { pageArgs } from '../../common.js';
+import { nameArg, pageArgs } from '../../common.js';
 import { CONDITIONS, LOT_STATUSES, type HarvestRepository } from '../repository.js';
 
 export default defineTool({
@@ -15,7 +15,7 @@ export default defineTool({
   input: {
     status: z.enum(LOT_STATUSES).optional().describe('Only lots in this status.'),
     condition: z.enum(CONDITIONS).optional().describe('Only lots in this condition.'),
-    item: z.string().trim().min(1).max(200).optional().describe('Only lots whose item contains this text (case-insensitive).'),
+    item: nameArg(200).optional().describe('Only lots whose item contains this text (case-insensitive).'),
     ...pageArgs,
   },
   async handler(args, { repos }: ToolContext<HarvestRepository>) {

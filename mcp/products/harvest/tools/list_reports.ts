@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { pageArgs } from '../../common.js';
+import { nameArg, pageArgs } from '../../common.js';
 import { tagArg } from '../args.js';
 import { CONFIDENCES, type HarvestRepository } from '../repository.js';
 
@@ -15,7 +15,7 @@ export default defineTool({
   destructive: false,
   input: {
     tag: tagArg.optional().describe('Only reports carrying this tag.'),
-    source: z.string().trim().min(1).max(200).optional().describe('Only reports whose source contains this text (case-insensitive).'),
+    source: nameArg(200).optional().describe('Only reports whose source contains this text (case-insensitive).'),
     confidence: z.enum(CONFIDENCES).optional().describe('Only reports of this confidence.'),
     ...pageArgs,
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import type { HarvestRepository } from '../repository.js';
+import { nameArg } from '../../common.js';
 
 export default defineTool({
   name: 'harvest.search_intel',
@@ -13,7 +14,7 @@ export default defineTool({
   scope: 'harvest.intel.read',
   destructive: false,
   input: {
-    query: z.string().trim().min(1).max(200).describe('Words to look for, e.g. "copper scrap prices".'),
+    query: nameArg(200).describe('Words to look for, e.g. "copper scrap prices".'),
     limit: z.number().int().min(1).max(50).optional().describe('How many results to return (1-50, default 10).'),
   },
   async handler({ query, limit }, { repos, resourceUri }: ToolContext<HarvestRepository>) {

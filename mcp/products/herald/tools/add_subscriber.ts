@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { SEGMENTS, type HeraldRepository } from '../repository.js';
+import { nameArg } from '../../common.js';
 
 export default defineTool({
   name: 'herald.add_subscriber',
@@ -12,7 +13,7 @@ export default defineTool({
   destructive: false,
   input: {
     email: z.email().max(254).describe('E-mail address of the subscriber.'),
-    name: z.string().trim().min(1).max(200).optional().describe('Display name.'),
+    name: nameArg(200).optional().describe('Display name.'),
     segment: z.enum(SEGMENTS).describe('Segment: customers, partners or internal.'),
   },
   handler: (args, { repos }: ToolContext<HeraldRepository>) => repos.subscribers.add(args),

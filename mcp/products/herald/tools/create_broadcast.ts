@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { textArg } from '../../common.js';
+import { nameArg, textArg } from '../../common.js';
 import { AUDIENCES, type HeraldRepository } from '../repository.js';
 
 export default defineTool({
@@ -12,7 +12,7 @@ export default defineTool({
   scope: 'herald.broadcasts.write',
   destructive: false,
   input: {
-    title: textArg(200).describe('Subject line of the broadcast.'),
+    title: nameArg(200).describe('Subject line of the broadcast.'),
     body: textArg(20_000).describe('The message, plain text or Markdown, up to 20,000 characters.'),
     audience: z.enum(AUDIENCES).default('everyone').describe('Who it is for: everyone, customers, partners or internal.'),
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { textArg } from '../../common.js';
+import { nameArg, textArg } from '../../common.js';
 import { DOCUMENT_CATEGORIES, VISIBILITIES, type HeraldRepository } from '../repository.js';
 
 export default defineTool({
@@ -12,7 +12,7 @@ export default defineTool({
   scope: 'herald.trust.write',
   destructive: false,
   input: {
-    title: textArg(200).describe('Document title.'),
+    title: nameArg(200).describe('Document title.'),
     category: z.enum(DOCUMENT_CATEGORIES).describe('Kind of document.'),
     visibility: z.enum(VISIBILITIES).default('public').describe('public, or nda (shown only to readers under NDA).'),
     body: textArg(100_000).describe('Document text, plain text or Markdown, up to 100,000 characters.'),

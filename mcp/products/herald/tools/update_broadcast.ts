@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { textArg } from '../../common.js';
+import { nameArg, textArg } from '../../common.js';
 import { AUDIENCES, type HeraldRepository } from '../repository.js';
 
 export default defineTool({
@@ -14,7 +14,7 @@ export default defineTool({
   idempotent: true,
   input: {
     broadcast_id: z.string().min(1).max(200).describe('Id of the draft broadcast.'),
-    title: textArg(200).optional().describe('New subject line.'),
+    title: nameArg(200).optional().describe('New subject line.'),
     body: textArg(20_000).optional().describe('New message, plain text or Markdown.'),
     audience: z.enum(AUDIENCES).optional().describe('New audience.'),
   },

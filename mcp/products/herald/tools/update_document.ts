@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { textArg } from '../../common.js';
+import { nameArg, textArg } from '../../common.js';
 import { DOCUMENT_CATEGORIES, VISIBILITIES, type HeraldRepository } from '../repository.js';
 
 export default defineTool({
@@ -14,7 +14,7 @@ export default defineTool({
   idempotent: true,
   input: {
     document_id: z.string().min(1).max(200).describe('Id of the draft document.'),
-    title: textArg(200).optional().describe('New title.'),
+    title: nameArg(200).optional().describe('New title.'),
     category: z.enum(DOCUMENT_CATEGORIES).optional().describe('New category.'),
     visibility: z.enum(VISIBILITIES).optional().describe('New visibility.'),
     body: textArg(100_000).optional().describe('New text.'),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
 import { ENDPOINT_STATUSES, type MidasRepository } from '../repository.js';
+import { nameArg } from '../../common.js';
 
 export default defineTool({
   name: 'midas.update_endpoint',
@@ -13,7 +14,7 @@ export default defineTool({
   idempotent: true,
   input: {
     endpoint_id: z.string().min(1).max(200).describe('Id of the endpoint.'),
-    summary: z.string().trim().min(1).max(500).nullable().optional().describe('New one-line summary; null clears it.'),
+    summary: nameArg(500).nullable().optional().describe('New one-line summary; null clears it.'),
     status: z.enum(ENDPOINT_STATUSES).optional().describe('active or deprecated.'),
     rate_limit_per_minute: z.number().int().min(1).max(100_000).optional().describe('Calls allowed per minute per API key (1-100000).'),
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, dateToMs, textArg } from '../../common.js';
+import { dateArg, dateToMs, nameArg } from '../../common.js';
 import type { PawvaultRepository } from '../repository.js';
 
 export default defineTool({
@@ -13,9 +13,9 @@ export default defineTool({
   destructive: false,
   input: {
     pet_id: z.string().min(1).max(200).describe('Id of the pet.'),
-    name: textArg(100).describe('Medication, e.g. Carprofen.'),
-    dosage: textArg(100).describe('Dose, e.g. "25 mg".'),
-    frequency: textArg(100).describe('How often, e.g. "twice daily with food".'),
+    name: nameArg(100).describe('Medication, e.g. Carprofen.'),
+    dosage: nameArg(100).describe('Dose, e.g. "25 mg".'),
+    frequency: nameArg(100).describe('How often, e.g. "twice daily with food".'),
     start_date: dateArg.describe('First day, YYYY-MM-DD.'),
     end_date: dateArg.optional().describe('Last day, YYYY-MM-DD; omit for an ongoing medication.'),
     notes: z.string().trim().max(1000).optional().describe('Prescribing vet, side effects...'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, dateToMs, textArg } from '../../common.js';
+import { dateArg, dateToMs, nameArg } from '../../common.js';
 import { weightKgArg } from '../args.js';
 import { SEXES, SPECIES, type PawvaultRepository } from '../repository.js';
 
@@ -13,9 +13,9 @@ export default defineTool({
   scope: 'pawvault.pets.write',
   destructive: false,
   input: {
-    name: textArg(100).describe("The pet's name."),
+    name: nameArg(100).describe("The pet's name."),
     species: z.enum(SPECIES).describe('dog, cat, rabbit, bird, reptile or other.'),
-    breed: textArg(100).optional().describe('Breed.'),
+    breed: nameArg(100).optional().describe('Breed.'),
     sex: z.enum(SEXES).optional().describe('female, male or unknown.'),
     birth_date: dateArg.optional().describe('Birth date, YYYY-MM-DD (an estimate is fine); not in the future.'),
     microchip_number: z.string().trim().regex(/^[0-9A-Za-z]{9,15}$/, 'must be 9 to 15 letters or digits').optional().describe('Microchip number (ISO 11784 chips have 15 digits).'),

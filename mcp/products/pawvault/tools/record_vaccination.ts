@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, dateToMs, textArg } from '../../common.js';
+import { dateArg, dateToMs, nameArg } from '../../common.js';
 import type { PawvaultRepository } from '../repository.js';
 
 export default defineTool({
@@ -13,10 +13,10 @@ export default defineTool({
   destructive: false,
   input: {
     pet_id: z.string().min(1).max(200).describe('Id of the pet.'),
-    vaccine: textArg(100).describe('Vaccine, e.g. Rabies, DHPP, FVRCP.'),
+    vaccine: nameArg(100).describe('Vaccine, e.g. Rabies, DHPP, FVRCP.'),
     administered_on: dateArg.describe('Date the dose was given, YYYY-MM-DD.'),
     due_on: dateArg.optional().describe('Date the next dose is due, YYYY-MM-DD.'),
-    clinic: textArg(200).optional().describe('Clinic or vet.'),
+    clinic: nameArg(200).optional().describe('Clinic or vet.'),
     notes: z.string().trim().max(1000).optional().describe('Batch number, reactions...'),
   },
   handler: ({ pet_id, administered_on, due_on, ...rest }, { repos }: ToolContext<PawvaultRepository>) =>

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, dateToMs, textArg } from '../../common.js';
+import { dateArg, dateToMs, nameArg, textArg } from '../../common.js';
 import type { PawvaultRepository } from '../repository.js';
 
 export default defineTool({
@@ -14,7 +14,7 @@ export default defineTool({
     pet_id: z.string().min(1).max(200).describe('Id of the pet.'),
     visited_on: dateArg.describe('Date of the visit, YYYY-MM-DD.'),
     reason: textArg(500).describe('Why the pet went (check-up, limping, ...).'),
-    clinic: textArg(200).optional().describe('Clinic or vet.'),
+    clinic: nameArg(200).optional().describe('Clinic or vet.'),
     outcome: z.string().trim().max(2000).optional().describe('Diagnosis, treatment, advice.'),
     cost_cents: z.number().int().min(0).max(100_000_000).optional().describe('What it cost, in cents (e.g. 8500 = 85.00).'),
   },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, dateToMs, textArg } from '../../common.js';
+import { dateArg, dateToMs, nameArg } from '../../common.js';
 import { MAX_WEIGHT_KG, weightKgArg } from '../args.js';
 import { SEXES, SPECIES, type PawvaultRepository } from '../repository.js';
 
@@ -15,9 +15,9 @@ export default defineTool({
   idempotent: true,
   input: {
     pet_id: z.string().min(1).max(200).describe('Id of the pet.'),
-    name: textArg(100).optional().describe('New name.'),
+    name: nameArg(100).optional().describe('New name.'),
     species: z.enum(SPECIES).optional().describe('New species.'),
-    breed: textArg(100).nullable().optional().describe('New breed; null clears it.'),
+    breed: nameArg(100).nullable().optional().describe('New breed; null clears it.'),
     sex: z.enum(SEXES).nullable().optional().describe('New sex; null clears it.'),
     birth_date: dateArg.nullable().optional().describe('New birth date, YYYY-MM-DD, not in the future; null clears it.'),
     microchip_number: z.string().trim().regex(/^[0-9A-Za-z]{9,15}$/, 'must be 9 to 15 letters or digits').nullable().optional().describe('New microchip number; null clears it.'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, dateToMs, textArg } from '../../common.js';
+import { dateArg, dateToMs, nameArg } from '../../common.js';
 import { personAsGranted, writtenParts } from '../granted.js';
 import type { PeopleRepository } from '../repository.js';
 
@@ -15,11 +15,11 @@ export default defineTool({
   scope: 'people.profiles.write',
   destructive: false,
   input: {
-    full_name: textArg(200).describe('Full name.'),
+    full_name: nameArg(200).describe('Full name.'),
     email: z.email().max(254).describe('Work e-mail address; unique in the organization.'),
-    job_title: textArg(200).optional().describe('Job title.'),
-    department: textArg(100).optional().describe('Department.'),
-    location: textArg(100).optional().describe('Office or city.'),
+    job_title: nameArg(200).optional().describe('Job title.'),
+    department: nameArg(100).optional().describe('Department.'),
+    location: nameArg(100).optional().describe('Office or city.'),
     manager_id: z.string().min(1).max(200).optional().describe('Id of their manager (a person of the organization).'),
     start_date: dateArg.optional().describe('First working day, YYYY-MM-DD.'),
     status: z.enum(['pre_hire', 'active']).default('pre_hire').describe('pre_hire for a new hire (default), active for someone already working here.'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { pageArgs } from '../../common.js';
+import { nameArg, pageArgs } from '../../common.js';
 import { PERSON_STATUSES, type PeopleRepository } from '../repository.js';
 
 export default defineTool({
@@ -13,9 +13,9 @@ export default defineTool({
   destructive: false,
   input: {
     status: z.enum(PERSON_STATUSES).optional().describe('Only people in this lifecycle status.'),
-    department: z.string().trim().min(1).max(100).optional().describe('Only this department (case-insensitive exact match).'),
+    department: nameArg(100).optional().describe('Only this department (case-insensitive exact match).'),
     manager_id: z.string().min(1).max(200).optional().describe('Only direct reports of this person.'),
-    query: z.string().trim().min(1).max(200).optional().describe('Text the name or e-mail contains (case-insensitive).'),
+    query: nameArg(200).optional().describe('Text the name or e-mail contains (case-insensitive).'),
     ...pageArgs,
   },
   handler: async (args, { repos }: ToolContext<PeopleRepository>) => {

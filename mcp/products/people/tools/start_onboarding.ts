@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, dateToMs, textArg } from '../../common.js';
+import { dateArg, dateToMs, nameArg } from '../../common.js';
 import { LIFECYCLE_PARTS, personAsGranted } from '../granted.js';
 import { DEFAULT_CHECKLIST, TASK_OWNERS, type PeopleRepository } from '../repository.js';
 
@@ -20,7 +20,7 @@ export default defineTool({
     start_date: dateArg.optional().describe("First working day, YYYY-MM-DD; defaults to the profile's start date (one of the two is needed)."),
     tasks: z
       .array(z.strictObject({
-        title: textArg(200).describe('What must be done.'),
+        title: nameArg(200).describe('What must be done.'),
         owner: z.enum(TASK_OWNERS).describe('Who does it: hr, it, manager or person.'),
         due_in_days: z.number().int().min(-365).max(365).optional().describe('Due this many days after the start date (negative: before).'),
       }))

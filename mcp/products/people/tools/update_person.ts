@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { dateArg, dateToMs, textArg } from '../../common.js';
+import { dateArg, dateToMs, nameArg } from '../../common.js';
 import { personAsGranted, writtenParts } from '../granted.js';
 import type { PeopleRepository } from '../repository.js';
 
@@ -17,11 +17,11 @@ export default defineTool({
   idempotent: true,
   input: {
     person_id: z.string().min(1).max(200).describe('Id of the person.'),
-    full_name: textArg(200).optional().describe('New full name.'),
+    full_name: nameArg(200).optional().describe('New full name.'),
     email: z.email().max(254).optional().describe('New work e-mail.'),
-    job_title: textArg(200).nullable().optional().describe('New job title; null clears it.'),
-    department: textArg(100).nullable().optional().describe('New department; null clears it.'),
-    location: textArg(100).nullable().optional().describe('New location; null clears it.'),
+    job_title: nameArg(200).nullable().optional().describe('New job title; null clears it.'),
+    department: nameArg(100).nullable().optional().describe('New department; null clears it.'),
+    location: nameArg(100).nullable().optional().describe('New location; null clears it.'),
     manager_id: z.string().min(1).max(200).nullable().optional().describe('Id of the new manager; null removes the manager.'),
     start_date: dateArg.optional().describe('New start date, YYYY-MM-DD.'),
   },

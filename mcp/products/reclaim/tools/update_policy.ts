@@ -11,8 +11,9 @@ export default defineTool({
     'now; status paused stops the schedule and active resumes it; earlier segments are kept, so simulations of the past stay correct. ' +
     'retention_days may only be raised (or given unchanged) here: raising keeps every snapshot still retained for longer and is kept ' +
     'in the retention history, but brings back none that has already expired. A lower retention_days is refused with ' +
-    'invalid_arguments and nothing is changed: a cut is made with reclaim.shorten_retention, which asks for confirmation. Needs ' +
-    'policy_id; returns the policy and the fields that changed. Does not delete or take any backup itself.',
+    'invalid_arguments and nothing is changed: a cut is made with reclaim.shorten_retention, which asks for confirmation. A name ' +
+    'another policy has, whatever its case and spacing, is refused with conflict. Needs policy_id; returns the policy and the ' +
+    'fields that changed. Does not delete or take any backup itself.',
   scope: 'reclaim.policies.write',
   destructive: false,
   idempotent: true,

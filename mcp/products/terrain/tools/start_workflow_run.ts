@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type ToolContext } from '../../../../shared/catalog.js';
-import { textArg } from '../../common.js';
+import { nameArg } from '../../common.js';
 import type { TerrainRepository } from '../repository.js';
 
 export default defineTool({
@@ -13,7 +13,7 @@ export default defineTool({
   destructive: false,
   input: {
     workflow_id: z.string().min(1).max(200).describe('Id of the workflow definition to run.'),
-    subject: textArg(200).describe('What this run is about.'),
+    subject: nameArg(200).describe('What this run is about.'),
     note: z.string().trim().max(1000).optional().describe('A note recorded with the start.'),
   },
   handler: async (args, { repos, user, resourceUri }: ToolContext<TerrainRepository>) => {
