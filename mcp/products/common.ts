@@ -110,7 +110,7 @@ function foldedSql(expression: string): string {
  * An index on foldedSql itself would hang on SQLite's lower(), which db/sqlite_client.ts replaces
  * per connection.
  */
-export function foldedKey(text: string): string {
+function foldedKey(text: string): string {
   return text.toLowerCase().replaceAll('\u03c2', '\u03c3').replaceAll('i\u0307', 'i');
 }
 
