@@ -284,9 +284,16 @@ function secureByPublicUrl(app: Koa<PorticoState>, config: Config): void {
 
 type Phase = 'starting' | 'serving';
 
+const OPERATIONAL_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
 function operations({ db, metrics }: PorticoContext, phaseOf: () => Phase) {
   return async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      if (!OPERATIONAL_PATHS.has(ctx.path)) return next();
+      // The route exists, for reading only: 405 with Allow, as every other route answers (docs/errors.md), not "no route".
+      ctx.state.route = ctx.path;
+      throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use GET or HEAD`, { headers: { Allow: 'GET, HEAD' } });
+    }
     switch (ctx.path) {
       case '/healthz':
         ctx.state.route = '/healthz';

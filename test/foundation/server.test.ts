@@ -40,6 +40,25 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`healthz, readyz and metrics asked with another method answer 405 with Allow, not 404 [${kind}]`, async (t) => {
+    const server = await startTestServer(kind);
+    try {
+      for (const path of ['/healthz', '/readyz', '/metrics']) {
+        const response = await fetch(`${server.url}${path}`, { method: 'POST' });
+        t.is(response.status, 405, path);
+        t.is(response.headers.get('allow'), 'GET, HEAD', path);
+        const body = (await response.json()) as { error: { code: string; request_id: string } };
+        t.is(body.error.code, 'method_not_allowed', path);
+        t.is(body.error.request_id, response.headers.get('x-request-id') ?? 'missing', path);
+      }
+      // Under any Host, as their GET answers: probes and scrapers use the instance's address.
+      t.is((await fetch(`${server.url}/healthz`, { method: 'DELETE', headers: { host: 'probe.internal' } })).status, 405);
+      t.is((await fetch(`${server.url}/healthz/`, { method: 'POST' })).status, 404, 'only the routes themselves');
+    } finally {
+      await server.close();
+    }
+  });
+
   test(`unknown routes get the REST error body [${kind}]`, async (t) => {
     const server = await startTestServer(kind);
     try {
