@@ -5,7 +5,7 @@
  */
 import type Koa from 'koa';
 import type { Catalog } from '../shared/catalog.js';
-import { buildClientConfig, parseList } from '../shared/client_config.js';
+import { buildClientConfig, parseList, readOnlyParameter } from '../shared/client_config.js';
 import type { Config } from '../shared/config.js';
 import { AppError } from '../shared/errors.js';
 import type { PorticoState } from '../shared/http.js';
@@ -30,7 +30,7 @@ export function clientConfigRoute({ catalog, config }: { catalog: Catalog; confi
     ctx.body = buildClientConfig(catalog, config, {
       products: [match[1]],
       tools: parseList(ctx.query.tools),
-      readOnly: flag(single(ctx.query.read_only, 'read_only')),
+      readOnly: readOnlyParameter(single(ctx.query.read_only, 'read_only')),
       namePrefix,
     });
   };
@@ -39,10 +39,4 @@ export function clientConfigRoute({ catalog, config }: { catalog: Catalog; confi
 function single(value: string | string[] | undefined, field: string): string | undefined {
   if (Array.isArray(value)) throw new AppError('invalid_request', `${field} may be given once`, { details: { field } });
   return value;
-}
-
-function flag(value: string | undefined): boolean {
-  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
-  if (value === 'true' || value === '1') return true;
-  throw new AppError('invalid_request', 'read_only must be true or false', { details: { field: 'read_only' } });
 }

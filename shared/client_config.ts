@@ -36,6 +36,17 @@ export interface ClientConfig {
 }
 
 export const DEFAULT_NAME_PREFIX = 'portico-';
+
+/**
+ * A `read_only` query parameter, as `GET {mcp_url}/{product}/client_config` and the console's
+ * Connect page take it: `true` or `1`; `false`, `0` or empty. Anything else is refused, not read
+ * as false: that would print write scopes for a configuration asked to be read-only.
+ */
+export function readOnlyParameter(value: string | undefined): boolean {
+  if (value === undefined || value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true' || value === '1') return true;
+  throw new AppError('invalid_request', 'read_only must be true or 1 (read scopes only), or false or 0', { details: { field: 'read_only' } });
+}
 const NAME_PREFIX_FORM = /^[A-Za-z0-9_.-]{0,40}$/;
 
 /**

@@ -19,6 +19,7 @@ import { appendAudit, auditPages, chainHead, chainPages, dailyActivity, formatCh
 import { exportChunks, type ExportFormat } from '../../db/audit_export.js';
 import { translateDbError } from '../../db/errors.js';
 import { authenticateBearer, touchConnection } from '../../db/grant_store.js';
+import { readOnlyParameter } from '../../shared/client_config.js';
 import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
 import { connectPage, COPY_SCRIPT_HASH } from './connect_page.js';
 import { page, type Html } from './html.js';
@@ -344,7 +345,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     // "Connect a client" (issue 9): the client-config JSON for the live products, copy buttons by a hashed inline script.
     router.get(`${base}/connect`, htmlErrors, signedIn, takes(['product', 'read_only'], ['product']), async (ctx) => {
       const products = [ctx.query.product].flat().filter((p): p is string => typeof p === 'string' && p !== '');
-      const body = connectPage(options.catalog, config, { products, readOnly: ctx.query.read_only === '1' }, base);
+      // Given once (takes): the same values as the HTTP endpoint's, anything else refused rather than read as "all scopes".
+      const body = connectPage(options.catalog, config, { products, readOnly: readOnlyParameter(ctx.query.read_only as string | undefined) }, base);
       ctx.set('Content-Security-Policy', ctx.response.get('Content-Security-Policy').replace("default-src 'none';", `default-src 'none'; script-src ${COPY_SCRIPT_HASH};`));
       render(ctx, 'Connect a client', body, 'connect');
     });

@@ -59,6 +59,9 @@ mcpTest('the Connect a client page shows the client-config JSON in <pre> blocks,
   const chosen = await (await jar.fetch(`${server.url}/api/mcp/connect?product=aegis&product=forge&read_only=1`)).text();
   t.deepEqual(preOf(chosen, 'config-all'), buildClientConfig(catalog, urls, { products: ['forge', 'aegis'], readOnly: true }));
   t.regex(chosen, /name="read_only" value="1" style="width:auto" checked/);
+  // The values GET {mcp_url}/{product}/client_config takes: read_only=true is read-only here too, not every scope.
+  const typed = await (await jar.fetch(`${server.url}/api/mcp/connect?product=aegis&read_only=true`)).text();
+  t.deepEqual(preOf(typed, 'config-all'), buildClientConfig(catalog, urls, { products: ['aegis'], readOnly: true }));
 
   const unknown = await jar.fetch(`${server.url}/api/mcp/connect?product=nosuch`);
   t.is(unknown.status, 404);

@@ -74,6 +74,8 @@ for (const kind of databasesUnderTest()) {
         ['/audit/verify?foo=1', 'foo'],
         ['/connect?foo=1', 'foo'],
         ['/connect?read_only=1&read_only=1', 'read_only'],
+        // A value it does not know is refused, not read as "every scope" (write scopes for a read-only request).
+        ['/connect?read_only=yes', 'read_only'],
         ['/organization?foo=1', 'foo'],
         ['/login?foo=1', 'foo'],
       ] as const) {
