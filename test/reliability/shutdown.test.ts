@@ -1,52 +1,49 @@
 /**
  * Shutdown (README "Operational endpoints", main.ts on SIGTERM) lets a tool call that is running
- * when it begins finish, instead of cancelling it; the control runs the same call, with the same
- * lock, without a shutdown.
+ * when it begins finish, instead of cancelling it, cutting its connection or closing the parts
+ * and the pool under it.
  */
 import test from 'ava';
-import { Database } from '../../db/sqlite_client.js';
-import { grant, openSession, rawCall, startMcpServer } from '../helpers/mcp.js';
+import { databasesUnderTest } from '../helpers/db.js';
+import { grant, openSession, rawCall } from '../helpers/mcp.js';
+import { gate, startFaultServer } from './support.js';
 
-test('shutdown lets an in-flight MCP tool call finish [sqlite]', async (t) => {
-  const server = await startMcpServer('sqlite');
-  try {
-    const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read', 'forge.chat.write'] });
-    const sessionId = await openSession(server, token, 'forge');
-    // Another process holds SQLite's write lock for a moment, so the call is in flight (waiting on
-    // busy_timeout, as it would on any slow write) when the shutdown begins.
-    const filename = (server.database.config as { filename: string }).filename;
-    const holder = new Database(filename);
-    holder.exec('BEGIN IMMEDIATE');
-    const call = rawCall(server, token, 'forge', 'tools/call', { name: 'forge.create_conversation', arguments: { title: 'in flight at SIGTERM' } }, { sessionId, id: 9 });
-    await new Promise((r) => setTimeout(r, 300));
-    const stopping = server.stop();
-    await new Promise((r) => setTimeout(r, 700));
-    holder.exec('ROLLBACK');
-    holder.close();
-    const answer = await call;
-    await stopping;
-    t.is(answer.status, 200);
-    t.is(answer.body?.error, undefined, `the in-flight call was not allowed to finish: ${JSON.stringify(answer.body?.error)}`);
-    t.truthy(answer.body?.result?.structuredContent?.id ?? answer.body?.result);
-  } finally {
-    await server.close();
-  }
-});
-
-test('control: the same call with the same lock and no shutdown succeeds [sqlite]', async (t) => {
-  const server = await startMcpServer('sqlite');
-  try {
-    const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read', 'forge.chat.write'] });
-    const sessionId = await openSession(server, token, 'forge');
-    const holder = new Database((server.database.config as { filename: string }).filename);
-    holder.exec('BEGIN IMMEDIATE');
-    const call = rawCall(server, token, 'forge', 'tools/call', { name: 'forge.create_conversation', arguments: { title: 'control' } }, { sessionId, id: 9 });
-    await new Promise((r) => setTimeout(r, 1000));
-    holder.exec('ROLLBACK');
-    holder.close();
-    const answer = await call;
-    t.is(answer.body?.error, undefined);
-  } finally {
-    await server.close();
-  }
-});
+for (const kind of databasesUnderTest()) {
+  test(`shutdown lets an in-flight MCP tool call finish [${kind}]`, async (t) => {
+    const server = await startFaultServer(kind);
+    try {
+      const { token } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write'] });
+      const sessionId = await openSession(server, token, 'faultlab');
+      const marker = 'in flight at SIGTERM';
+      const door = gate(marker);
+      const call = rawCall(server, token, 'faultlab', 'tools/call', { name: 'faultlab.write_marker', arguments: { name: marker } }, { sessionId, id: 9 });
+      await door.entered; // in its handler, inside its transaction: in flight
+      // Registered last: the last drain hook (after the MCP host's) and the first close hook (they run in reverse).
+      const drained = new Promise<void>((resolve) => server.portico.context.onDrain(() => resolve()));
+      let released = false;
+      let closedWhileHeld = false;
+      server.portico.context.onClose(() => void (closedWhileHeld = !released));
+      const stopping = server.stop();
+      await drained;
+      // One turn of the event loop: what shutdown does after its drain hooks without waiting has
+      // happened; one that did not wait for calls in flight would have begun its close hooks.
+      await new Promise((resolve) => setImmediate(resolve));
+      released = true;
+      door.release();
+      const answer = await call;
+      await stopping;
+      t.false(closedWhileHeld, 'shutdown closed the parts while the call was still in flight');
+      t.is(answer.status, 200, answer.text.slice(0, 300));
+      t.is(answer.body?.error, undefined, `the in-flight call was not allowed to finish: ${JSON.stringify(answer.body?.error)}`);
+      t.deepEqual(answer.body?.result?.structuredContent, { name: marker, written: true });
+      const db = server.database.connect();
+      try {
+        t.is((await db('faultlab_markers').where({ name: marker })).length, 1, 'its write was committed');
+      } finally {
+        await db.destroy();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+}
