@@ -25,13 +25,24 @@ pgTest('a GET stream opened by a request in flight when shutdown begins is ended
     // ... which answers slowly at that moment (a lock, a busy database).
     const trx = await locker.transaction();
     await trx.raw('lock table oidc_payloads in access exclusive mode');
+    // The GET's token check is sent to the database once the GET has passed the draining check.
+    const checking = new Promise<void>((resolve) => {
+      const watch = (query: { sql: string }) => {
+        if (!query.sql.includes('from "oidc_payloads" as "p"')) return;
+        server.db.off('query', watch);
+        resolve();
+      };
+      server.db.on('query', watch);
+    });
+    // Registered last, it runs after the MCP host's drain (which ended the open streams).
+    const drained = new Promise<void>((resolve) => server.portico.context.onDrain(() => resolve()));
     const stream = fetch(`${server.mcpUrl}/forge`, {
       method: 'GET',
       headers: { ...MCP_HEADERS, accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sessionId },
     }).then(async (response) => ({ status: response.status, text: await response.text().catch((e: Error) => `cut: ${e.message}`) }), (e: Error) => ({ status: 0, text: `failed: ${e.message}` }));
-    await new Promise((r) => setTimeout(r, 300));
+    await checking;
     const stopping = server.stop();
-    await new Promise((r) => setTimeout(r, 200));
+    await drained;
     await trx.commit();
     await stopping;
     // Ended by the server, the stream's body is complete; left open, shutdown would have cut its
