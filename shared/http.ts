@@ -37,6 +37,9 @@ export function readBody(ctx: Context, limit: number): Promise<string> {
   if (declared > limit) return Promise.reject(new AppError('payload_too_large', `request body exceeds ${limit} bytes`));
   const req = ctx.req;
   if (req.readableEnded) return Promise.resolve('');
+  // Its client went away before the body was asked for (while its token was checked): the stream
+  // has ended without 'end' and sends no event any more, so waiting for one would never answer.
+  if (req.destroyed) return Promise.reject(clientGone());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -52,11 +55,15 @@ export function readBody(ctx: Context, limit: number): Promise<string> {
       req.resume(); // the rest is read and dropped, so the connection stays usable for the answer
     };
     const onEnd = () => settle(undefined, (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'));
-    // A client that went away before the end ('error': aborted, or a malformed chunk; 'close' covers
-    // the rest) is the client's doing: a 400 in the log and the metrics, not a server error.
-    const onGone = () => settle(new AppError('invalid_request', 'the request ended before its body was complete'));
+    // A client that went away before the end ('error': aborted, or a malformed chunk; 'close' covers the rest).
+    const onGone = () => settle(clientGone());
     req.on('data', onData).on('end', onEnd).on('error', onGone).on('close', onGone);
   });
+}
+
+/** A client that went away before its body was complete: its doing, a 400 in the log and the metrics, not a server error. */
+function clientGone(): AppError {
+  return new AppError('invalid_request', 'the request ended before its body was complete');
 }
 
 /** Reads and parses a JSON object body (REST endpoints). */

@@ -2,10 +2,13 @@
  * Malformed JSON-RPC at the MCP servers: every refusal is a stable code (DESIGN.md §7), never
  * the schema library's issue dump as -32603, and a client's own failures are not server errors.
  */
+import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
+import knex from 'knex';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { auditOf, grant, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
+import { auditOf, grant, mcpPostgresTest, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
+import { until } from '../helpers/poll.js';
 
 const CHAT = ['forge.chat.read'];
 
@@ -146,6 +149,50 @@ mcpTest('a client that goes away in the middle of its body is a 400 in the log a
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
   t.false(/portico_http_request[^\n]*status="5\d\d"/.test(metrics), 'no 5xx counted');
   t.is((await fetch(`${server.url}/healthz`)).status, 200);
+});
+
+mcpPostgresTest('a client that goes away while its token is being checked, before its body is read, is a 400 in the log too', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const requestId = 'probe-gone-before-body';
+  // The token check (a fresh token: not cached) answers slowly: a lock, a busy database.
+  const locker = knex({ client: 'pg', connection: server.database.url });
+  const trx = await locker.transaction();
+  try {
+    await trx.raw('lock table oidc_payloads in access exclusive mode');
+    const checking = new Promise<void>((resolve) => {
+      const watch = (query: { sql: string }) => {
+        if (!query.sql.includes('from "oidc_payloads" as "p"')) return;
+        server.db.off('query', watch);
+        resolve();
+      };
+      server.db.on('query', watch);
+    });
+    // The server sees the request end (its client gone) while the check still waits.
+    const ended = new Promise<void>((resolve) => {
+      const arrived = (request: IncomingMessage) => {
+        if (request.headers['x-request-id'] !== requestId) return;
+        server.portico.server.off('request', arrived);
+        request.once('close', resolve);
+      };
+      server.portico.server.on('request', arrived);
+    });
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1', () => {
+      socket.write([`POST /mcp/forge HTTP/1.1`, `Host: 127.0.0.1:${port}`, `X-Request-Id: ${requestId}`, 'Content-Type: application/json',
+        'Accept: application/json, text/event-stream', `Authorization: Bearer ${token}`, 'Content-Length: 100', '', '{"json'].join('\r\n'));
+    });
+    socket.on('error', () => undefined);
+    await checking;
+    socket.destroy();
+    await ended;
+    await trx.commit();
+    const logged = await until(10_000, async () => server.logs.map((line) => JSON.parse(line) as { msg: string; request_id?: string; status?: number })
+      .find((line) => line.msg === 'request' && line.request_id === requestId));
+    t.is(logged?.status, 400, 'the request was never answered: its body was waited for after its client had gone');
+  } finally {
+    await trx.rollback().catch(() => undefined);
+    await locker.destroy();
+  }
 });
 
 mcpTest('over its rate limit a connection may still close its session, and the first refused call of the window is audited', async (t, server) => {
