@@ -5,7 +5,6 @@
 import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import knex from 'knex';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { auditOf, grant, mcpPostgresTest, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
 import { until } from '../helpers/poll.js';
@@ -128,20 +127,32 @@ mcpTest('a client that goes away in the middle of its body is a 400 in the log a
   const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const { port } = new URL(server.url);
   const send = (path: string, requestId: string, head: string[], body: string) => new Promise<void>((resolve, reject) => {
+    // The client goes away once the server has its request, in the middle of its body.
+    const arrived = (request: IncomingMessage) => {
+      if (request.headers['x-request-id'] === requestId) socket.destroy();
+    };
+    server.portico.server.on('request', arrived);
     const socket = net.connect(Number(port), '127.0.0.1', () => {
       socket.write([`POST ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, `X-Request-Id: ${requestId}`, ...head, '', body].join('\r\n'));
-      setTimeout(() => socket.destroy(), 50);
     });
-    socket.on('close', () => resolve());
+    socket.on('close', () => {
+      server.portico.server.off('request', arrived);
+      resolve();
+    });
     socket.on('error', reject);
   });
   const mcpHead = ['Content-Type: application/json', 'Accept: application/json, text/event-stream', `Authorization: Bearer ${token}`];
   await send('/mcp/forge', 'probe-abort-0001', [...mcpHead, 'Content-Length: 100'], '{"json');
   await send('/mcp/forge', 'probe-chunk-0001', [...mcpHead, 'Transfer-Encoding: chunked'], 'zz\r\nnot a chunk\r\n');
   await send('/api/mcp/login', 'probe-abort-0002', ['Content-Type: application/x-www-form-urlencoded', 'Content-Length: 100'], 'email=a');
-  await sleep(200);
-  const lines = server.logs.map((line) => JSON.parse(line) as { level: string; msg: string; request_id?: string; status?: number });
-  for (const id of ['probe-abort-0001', 'probe-chunk-0001', 'probe-abort-0002']) {
+  const probes = ['probe-abort-0001', 'probe-chunk-0001', 'probe-abort-0002'];
+  const logLines = () => server.logs.map((line) => JSON.parse(line) as { level: string; msg: string; request_id?: string; status?: number });
+  // Each request's line is written once the server is done with it.
+  const logged = (id: string) => logLines().find((line) => line.msg === 'request' && line.request_id === id);
+  t.true(await until(10_000, async () => probes.every(logged) || undefined), `not every probe's request was logged: ${server.logs.join('\n').slice(-2_000)}`);
+  const lines = logLines();
+  for (const id of probes) {
+    t.is(logged(id)?.status, 400, id);
     const mine = lines.filter((line) => line.request_id === id);
     t.deepEqual(mine.filter((line) => line.level === 'error'), [], `${id}: no error-level line`);
     t.true(mine.every((line) => line.status === undefined || line.status < 500), `${id}: ${JSON.stringify(mine)}`);
