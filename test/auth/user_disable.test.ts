@@ -8,7 +8,7 @@ import { runAdmin } from '../../scripts/admin.js';
 import { authenticateBearer } from '../../db/grant_store.js';
 import { isAppError } from '../../shared/errors.js';
 import { addMembership, createTenant, createUser, lockTenant, setMembershipRole, setUserDisabled } from '../../db/accounts.js';
-import { createMigratedDatabase, databasesUnderTest, testOnEachDatabase } from '../helpers/db.js';
+import { backendOf, createMigratedDatabase, databasesUnderTest, testOnEachDatabase, waitingFor } from '../helpers/db.js';
 import { authorizeWithPassword, CookieJar, follow, parseForm, postForm, refresh, registerClient, startAuthorization } from '../helpers/oauth.js';
 import { PASSWORD, startAuthServer, type AuthServer } from './support.js';
 
@@ -163,7 +163,7 @@ pgTest('a disable waiting for an organization\'s lock reads the roles again once
     const other = await db.transaction();
     await lockTenant(other, tenant.id, 'update');
     const disabling = db.transaction((trx) => setUserDisabled(trx, a.id, true)).then((r) => r, (e: unknown) => e);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    t.true(await waitingFor(db, await backendOf(other)), 'the disable never waited for the organization');
     // ... and makes a the administrator in b's place, each step allowed on its own.
     await setMembershipRole(other, { userId: a.id, tenantId: tenant.id, role: 'admin' });
     await setMembershipRole(other, { userId: b.id, tenantId: tenant.id, role: 'member' });

@@ -4,7 +4,6 @@
  * (`conflict`: nothing changed, try again), not `internal`; so is a serialization failure (40001).
  */
 import test from 'ava';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createMigratedDatabase, databasesUnderTest } from '../helpers/db.js';
 import { createTenant } from '../../db/accounts.js';
 import { translateDbError } from '../../db/errors.js';
@@ -15,9 +14,14 @@ onPostgres('a deadlock PostgreSQL breaks is a conflict to the call it ends, not 
   const { db, drop } = await createMigratedDatabase('postgres');
   try {
     const [a, b] = [await createTenant(db, { slug: 'acme', name: 'Acme' }), await createTenant(db, { slug: 'globex', name: 'Globex' })];
+    // Each takes its second row only once both hold their first: then they wait for each other.
+    let holding = 0;
+    let bothHold!: () => void;
+    const crossed = new Promise<void>((resolve) => (bothHold = resolve));
     const crossing = (first: string, second: string) => db.transaction(async (trx) => {
       await trx('tenants').where({ id: first }).update({ name: trx.ref('name') });
-      await sleep(200);
+      if (++holding === 2) bothHold();
+      await crossed;
       await trx('tenants').where({ id: second }).update({ name: trx.ref('name') });
     });
     const outcomes = await Promise.allSettled([crossing(a.id, b.id), crossing(b.id, a.id)]);

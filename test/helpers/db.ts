@@ -142,17 +142,29 @@ export interface HeldRow {
 export async function holdRow(db: Knex, table: string, id: string, key = 'id'): Promise<HeldRow> {
   const trx = await db.transaction();
   await trx(table).where({ [key]: id }).forUpdate().select(key);
-  const holder: number = (await trx.raw('select pg_backend_pid() as pid')).rows[0].pid;
-  // Sessions blocked by the holder, or by a session that is (a waiter holds the row's place in the queue).
-  const blocked = `with recursive blocked(pid) as (
-      select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))
-      union select a.pid from pg_stat_activity a join blocked b on b.pid = any(pg_blocking_pids(a.pid)))
-    select count(*)::int as n from blocked`;
+  const holder = await backendOf(trx);
   return {
     trx,
-    waiting: async (n) => (await until(10_000, async () => ((await db.raw(blocked, [holder])).rows[0].n >= n ? true : undefined), 20)) ?? false,
+    waiting: (n) => waitingFor(db, holder, n),
     release: async () => {
       await trx.commit();
     },
   };
+}
+
+/** PostgreSQL: the backend (pg_backend_pid) a transaction runs on. */
+export async function backendOf(trx: Knex.Transaction): Promise<number> {
+  return (await trx.raw('select pg_backend_pid() as pid')).rows[0].pid;
+}
+
+/**
+ * PostgreSQL: true once `n` sessions wait for a lock the backend `holder` holds: directly, or
+ * queued behind one that does (a waiter holds the lock's place in the queue); false after 10 s.
+ */
+export async function waitingFor(db: Knex, holder: number, n = 1): Promise<boolean> {
+  const blocked = `with recursive blocked(pid) as (
+      select pid from pg_stat_activity where ? = any(pg_blocking_pids(pid))
+      union select a.pid from pg_stat_activity a join blocked b on b.pid = any(pg_blocking_pids(a.pid)))
+    select count(*)::int as n from blocked`;
+  return (await until(10_000, async () => ((await db.raw(blocked, [holder])).rows[0].n >= n ? true : undefined), 20)) ?? false;
 }

@@ -15,6 +15,8 @@ export interface PgProxy {
   refuse(on: boolean): void;
   swallow(on: boolean): void;
   open(): number;
+  /** Bytes carried from the clients to PostgreSQL so far: written to, and flushed by, the proxy's sockets to it. */
+  carried(): number;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function startPgProxy(upstreamUrl: string): Promise<PgProxy> {
   const links = new Set<{ client: net.Socket; server: net.Socket; dead: boolean }>();
   let refusing = false;
   let swallowing = false;
+  let carried = 0;
   const swallowed = new Set<net.Socket>();
   const proxy = net.createServer((client) => {
     if (refusing) {
@@ -37,8 +40,8 @@ export async function startPgProxy(upstreamUrl: string): Promise<PgProxy> {
     const server = net.connect(Number(upstream.port || 5432), upstream.hostname);
     const link = { client, server, dead: false };
     links.add(link);
-    client.on('data', (chunk) => {
-      if (!link.dead) server.write(chunk);
+    client.on('data', (chunk: Buffer) => {
+      if (!link.dead) server.write(chunk, () => (carried += chunk.length));
     });
     server.on('data', (chunk) => {
       if (!link.dead) client.write(chunk);
@@ -87,6 +90,7 @@ export async function startPgProxy(upstreamUrl: string): Promise<PgProxy> {
       swallowing = on;
     },
     open: () => [...links].filter((l) => !l.dead).length,
+    carried: () => carried,
     async close() {
       for (const socket of swallowed) socket.destroy();
       for (const link of links) {

@@ -65,9 +65,11 @@ for (const { held, table, movesHead } of holders) {
       t.true(await until(10_000, async () => statements === 1 || undefined, 5), 'the batch is written on the pipe');
       const backend = pipeBackend(db);
       t.is(await until(10_000, async () => ((await waitEvent(backend)) === 'Lock' ? 'Lock' : undefined), 20), 'Lock', 'its statement waits for the lock');
+      const carried = proxy.carried();
       const third = append('req-third');
       t.true(await until(10_000, async () => statements === 2 || undefined, 5), 'the next batch is written behind it');
-      await new Promise((resolve) => setTimeout(resolve, 100)); // and has reached the backend, which reads it once the first is done
+      // ... and has reached the backend, which reads it once the first is done.
+      t.true(await until(10_000, async () => proxy.carried() > carried || undefined, 5), 'the next batch reached PostgreSQL');
 
       t.true(proxy.cut() >= 1);
       // The writer asks the log, finds neither batch, and writes them again: its transaction queues behind the orphaned statement.
