@@ -50,11 +50,20 @@ mcpTest('a call made just as the token expires is refreshed and retried once; th
   const { client, transport, errors } = await signedIn(server, provider, 'forge', {}, async () => (expiresAt = await expireAccessToken(server, provider.tokens()!.access_token, 1500)));
   try {
     const first = provider.tokens()!;
-    await sleep(Math.max(0, expiresAt - Date.now()) + 50);
+    await sleep(Math.max(0, expiresAt - Date.now()) + 50); // until the token has expired by the server's clock
     // GET reconnects ~1 s after the stream ended; this call lands before that.
     const created = await client.callTool({ name: 'forge.create_conversation', arguments: { title: 'Right at expiry' } });
     t.falsy(created.isError, JSON.stringify(created));
-    await sleep(2000);
+    // The GET stream reconnects with the new token: the server's notifications reach the client again.
+    let heard = false;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      heard = true;
+    });
+    await until(15_000, async () => {
+      await server.events.publish({ type: 'surface.changed', product: 'forge', status: 'live' });
+      return heard || undefined;
+    }, 200);
+    t.true(heard, 'notifications reach the client on the stream reconnected with the refreshed token');
     t.not(provider.tokens()!.access_token, first.access_token, 'the SDK refreshed');
     t.truthy(transport.sessionId);
     const listed = await client.callTool({ name: 'forge.list_conversations', arguments: {} });

@@ -193,6 +193,12 @@ export async function rawCall(
   return rawPost(server, product, { token, sessionId, headers: options.headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) }, id);
 }
 
+/** The MCP sessions open on the server, as its /metrics counts them: reading them touches none. */
+export async function openSessions(server: McpTestServer): Promise<number> {
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  return Number(/^portico_mcp_sessions (\d+)$/m.exec(metrics)?.[1]);
+}
+
 /** The audit records of a tenant, oldest first. */
 export async function auditOf(server: McpTestServer, tenant: 'acme' | 'globex', filter: Partial<Pick<DbAuditRow, 'name' | 'kind' | 'connection_id' | 'outcome' | 'user_id' | 'product'>> = {}): Promise<DbAuditRow[]> {
   return server.db<DbAuditRow>('audit_log').where({ tenant_id: server.tenants[tenant].id, ...filter }).orderBy('seq');

@@ -7,7 +7,8 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { auditOf, connect, grant, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
+import { auditOf, connect, grant, mcpTest, openSession, openSessions, rawPost } from '../helpers/mcp.js';
+import { until } from '../helpers/poll.js';
 import { gate, startFaultServer } from '../reliability/support.js';
 
 const IDLE_MS = 1_000;
@@ -41,7 +42,8 @@ for (const kind of databasesUnderTest()) {
       const next = await post(2, 'ping', {});
       t.is(next.status, 200, `the session is open right after its long call ended: ${next.text.slice(0, 300)}`);
 
-      await sleep(LONGER_THAN_IDLE);
+      // Watched without a request, which would make it active again.
+      t.true(await until(10_000, async () => ((await openSessions(server)) === 0 ? true : undefined)), 'the idle session is still open');
       t.is((await post(3, 'ping', {})).status, 404, 'with nothing in flight, an idle session is still closed');
     } finally {
       await server.close();

@@ -2,7 +2,8 @@
  * The Streamable HTTP host under bad input and hostile clients: every refusal has a stable code,
  * nothing runs, and the server keeps serving. Sessions are bound to their connection and user.
  */
-import { connect, grant, MCP_HEADERS, mcpTest, openSession, rawCall, rawPost, auditOf } from '../helpers/mcp.js';
+import { connect, grant, MCP_HEADERS, mcpTest, openSession, openSessions, rawCall, rawPost, auditOf } from '../helpers/mcp.js';
+import { until } from '../helpers/poll.js';
 
 const CHAT = ['forge.chat.read', 'forge.chat.write'];
 
@@ -154,7 +155,8 @@ mcpTest('an idle session is closed after SESSION_IDLE_MS', async (t, server) => 
   const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
   const sessionId = await openSession(server, token, 'forge');
   t.is((await rawCall(server, token, 'forge', 'tools/list', {}, { sessionId })).status, 200);
-  await new Promise((resolve) => setTimeout(resolve, 1_600));
+  // Watched without a request, which would make it active again.
+  t.true(await until(10_000, async () => ((await openSessions(server)) === 0 ? true : undefined)), 'the idle session is still open');
   t.is((await rawCall(server, token, 'forge', 'tools/list', {}, { sessionId })).status, 404);
 }, { env: { SESSION_IDLE_MS: '1000' } });
 

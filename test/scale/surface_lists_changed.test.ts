@@ -8,6 +8,7 @@
 import test from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -51,23 +52,31 @@ pgTest('surface ship and unship tell the sessions on every instance that tools, 
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (told.tools += 1));
       client.setNotificationHandler(PromptListChangedNotificationSchema, () => void (told.prompts += 1));
       client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void (told.resources += 1));
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/midas`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      // The GET stream the SDK client opens after initialize: up once its answer's head arrived.
+      let streamUp!: () => void;
+      const streaming = new Promise<void>((resolve) => (streamUp = resolve));
+      const seeingStream: FetchLike = async (url, init) => {
+        const response = await fetch(url, init);
+        if (init?.method === 'GET' && response.ok) streamUp();
+        return response;
+      };
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/midas`), { fetch: seeingStream, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
       clients.push(client);
-      return { client, told };
+      return { client, told, streaming };
     }));
     for (const { client } of sessions) {
       t.deepEqual((await client.listPrompts()).prompts, []);
       t.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
       t.like(client.getServerCapabilities(), { prompts: { listChanged: true }, resources: { listChanged: true } }, 'the prompt and resource lists may change, and the server says so');
     }
-    // The GET streams the SDK client opens after initialize are up before anything is announced.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The GET streams are up before anything is announced.
+    await Promise.all(sessions.map((session) => session.streaming));
 
     t.is(await cli('surface', 'ship', 'midas'), 0);
     for (const [i, { client, told }] of sessions.entries()) {
-      t.true(await waitFor(() => told.tools === 1), `instance ${i}: tools/list_changed`);
-      t.true(await waitFor(() => told.prompts === 1), `instance ${i}: prompts/list_changed`);
-      t.true(await waitFor(() => told.resources === 1), `instance ${i}: resources/list_changed`);
+      t.true(await waitFor(() => told.tools === 1), `instance ${i}: tools/list_changed (${JSON.stringify(told)})`);
+      t.true(await waitFor(() => told.prompts === 1), `instance ${i}: prompts/list_changed (${JSON.stringify(told)})`);
+      t.true(await waitFor(() => told.resources === 1), `instance ${i}: resources/list_changed (${JSON.stringify(told)})`);
       t.deepEqual((await client.listPrompts()).prompts.map((p) => p.name), ['midas.usage_report']);
       t.true((await client.listResourceTemplates()).resourceTemplates.length > 0);
     }
