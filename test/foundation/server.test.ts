@@ -121,8 +121,10 @@ test('shutdown lets an in-flight request finish and refuses new ones', async (t)
     const inFlight = fetch(`${server.url}/slow`);
     // In flight once the server has it: a connection not yet read from is idle, and closing ends it.
     await arrived;
+    // Drain hooks run once the server has stopped accepting connections.
+    const draining = new Promise<void>((resolve) => server.portico.context.onDrain(() => resolve()));
     const closing = server.stop();
-    await new Promise((r) => setTimeout(r, 50));
+    await draining;
     await t.throwsAsync(fetch(`${server.url}/healthz`));
     release();
     const response = await inFlight;

@@ -48,7 +48,9 @@ test('SIGTERM while the migrations wait for a write lock: they finish, the start
     });
     t.true(await until(20_000, async () => opened() || undefined, 20), `the child never opened the database: ${main.output()}`);
     main.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The lock goes only once the child has taken the signal, while its migrations still wait.
+    const heard = () => main.output().includes('stopping the start once its current step has finished');
+    t.true(await until(20_000, async () => heard() || undefined, 20), `the child never said it would stop: ${main.output()}`);
     holder.exec('COMMIT');
 
     const { code, signal } = await main.exited;
