@@ -127,6 +127,14 @@ mcpTest('suspending an organization under load: once the server hears it no call
     }
   }));
   const calls: Array<{ tenant: string; startedAt: number; status: number }> = [];
+  // Checked after every call: resolves once the calls made so far are `enough`.
+  let called: () => void = () => undefined;
+  const callsUntil = (enough: () => boolean) => new Promise<void>((resolve) => {
+    called = () => {
+      if (enough()) resolve();
+    };
+    called();
+  });
   let running = true;
   // Sessions open before the load starts: the suspension must meet clients already connected.
   const sessions = new Map(await Promise.all([acme[0].token, acme[1].token, globex.token].map(async (token) => [token, await openSession(server, token, 'forge')] as const)));
@@ -138,16 +146,17 @@ mcpTest('suspending an organization under load: once the server hears it no call
       // Two callers share globex's session: each request has its own id, as JSON-RPC requires of those in flight.
       const response = await rawCall(server, token, 'forge', 'tools/call', LIST, { sessionId, id: nextId++ });
       calls.push({ tenant, startedAt, status: response.status });
+      called();
     }
   };
   const callers = [caller('acme', acme[0].token), caller('acme', acme[1].token), caller('globex', globex.token), caller('globex', globex.token)];
-  while (calls.filter((c) => c.tenant === 'acme' && c.status === 200).length < 4) await new Promise((resolve) => setTimeout(resolve, 20));
+  await callsUntil(() => calls.filter((c) => c.tenant === 'acme' && c.status === 200).length >= 4);
 
   const suspended = await cli(server, ['tenant', 'suspend', 'acme']);
   t.is(suspended.code, 0, suspended.err);
   t.regex(suspended.out, /^suspended acme; revoked 2 connection\(s\)/);
   await heard;
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await callsUntil(() => calls.filter((c) => c.tenant === 'acme' && c.startedAt > heardAt).length >= 2);
   running = false;
   await Promise.all(callers);
 

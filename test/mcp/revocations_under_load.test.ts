@@ -34,13 +34,17 @@ async function commandWithin(ms: number, command: Promise<{ code: number; out: s
   return (await Promise.race([command, timer])) ?? { code: -1, out: '', err: `did not finish within ${ms} ms while the calls went on` };
 }
 
-/** Writes on every connection, back to back, while `during` runs; returns each call's outcome code. */
+/**
+ * Writes on every connection, back to back, while `during` runs and until each connection has made
+ * a call that began after it; returns each call's outcome code.
+ */
 async function underLoad(server: McpTestServer, tokens: string[], during: () => Promise<void>): Promise<string[]> {
   const sessions = await Promise.all(tokens.map((token) => openSession(server, token, 'forge')));
   const outcomes: string[] = [];
-  let running = true;
+  let duringEnded = false;
   const writers = tokens.map(async (token, i) => {
-    while (running) {
+    for (let after = false; !after;) {
+      after = duringEnded;
       const response = await rawCall(server, token, 'forge', 'tools/call', CREATE, { sessionId: sessions[i] });
       const body = response.body;
       outcomes.push(body?.result ? (body.result.isError ? String(body.result.structuredContent?.code) : 'ok') : (body?.error?.data?.code ?? `no answer (${response.status})`));
@@ -51,8 +55,7 @@ async function underLoad(server: McpTestServer, tokens: string[], during: () => 
   try {
     await during();
   } finally {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    running = false;
+    duringEnded = true;
     await Promise.all(writers);
   }
   return outcomes;
