@@ -52,13 +52,14 @@ for (const kind of databasesUnderTest()) {
         t.is(response?.status ?? 0, 500, `${query || 'whole chain'}: ${text.slice(0, 200)}`);
         t.is(response?.headers.get('x-request-id'), requestId, 'the answer names its request id');
         if (response) t.is(JSON.parse(text).error.request_id, requestId);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        const lines = fixture.server.logs.map((line) => JSON.parse(line) as Record<string, any>);
-        const failure = lines.find((line) => line.level === 'error' && line.request_id === requestId);
+        // The request's line is written once the server is done with it.
+        const lineOf = (matches: (line: Record<string, any>) => boolean) =>
+          fixture.server.logs.map((line) => JSON.parse(line) as Record<string, any>).find((line) => line.request_id === requestId && matches(line));
+        const request = await until(10_000, async () => lineOf((line) => line.msg === 'request'));
+        t.is(request?.status, 500, 'the request line tells the status the client got');
+        const failure = lineOf((line) => line.level === 'error');
         t.truthy(failure, `an error line with request id ${requestId}`);
         t.regex(String(failure?.err?.stack ?? ''), /\n\s+at /, 'with a stack');
-        const request = lines.find((line) => line.msg === 'request' && line.request_id === requestId);
-        t.is(request?.status, 500, 'the request line tells the status the client got');
       }
     } finally {
       await db.schema.renameTable('audit_log_away', 'audit_log').catch(() => undefined);

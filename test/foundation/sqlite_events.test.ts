@@ -6,6 +6,7 @@ import path from 'node:path';
 import { appendEvents, eventsFileOf, watchEvents } from '../../db/sqlite_events.js';
 import { EventBus, type PorticoEvent } from '../../shared/events.js';
 import { createLogger } from '../../shared/log.js';
+import { until } from '../helpers/poll.js';
 
 function tempFile(t: { teardown(fn: () => void): void }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-events-'));
@@ -52,7 +53,7 @@ test('events appended by another writer reach the bus in order; earlier ones, a 
   // A line whose end has not been written yet waits for it.
   const line = JSON.stringify(revoked(3));
   fs.appendFileSync(file, line.slice(0, 20));
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  await new Promise((resolve) => setTimeout(resolve, 300)); // nothing to wait for: a delivery would have come by now
   t.is(heard.length, 2, 'half a line is not delivered');
   fs.appendFileSync(file, `${line.slice(20)}\nnot json\n`);
   await appendEvents(file, [{ type: 'surface.changed', product: 'midas', status: 'live' }]);
@@ -89,7 +90,8 @@ test('an events file deleted while the server runs is watched again when a write
   await appendEvents(file, [revoked(1)]);
   t.deepEqual(await next(1), [revoked(1)]);
   fs.unlinkSync(file);
-  await new Promise((resolve) => setTimeout(resolve, 200)); // the server notices and watches the path again
+  // The server notices and watches the path again, creating the file anew as it does.
+  t.true(await until(5_000, async () => fs.existsSync(file) || undefined, 10), 'the server did not watch the path again');
   await appendEvents(file, [revoked(2)]);
   t.deepEqual(await next(2), [revoked(1), revoked(2)]);
 });
