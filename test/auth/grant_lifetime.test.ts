@@ -35,7 +35,7 @@ for (const kind of databasesUnderTest()) {
       t.true(fresh.expires_in <= 3, `expires_in ${fresh.expires_in} reaches past the grant's end`);
       t.truthy(await authenticateBearer(db, fresh.access_token, server.forge));
 
-      await new Promise((resolve) => setTimeout(resolve, endsAt * 1000 - Date.now() + 1000));
+      await new Promise((resolve) => setTimeout(resolve, endsAt * 1000 - Date.now() + 1000)); // until the grant has ended by the server's clock
       const after = await authenticateBearer(db, fresh.access_token, server.forge).catch((e: unknown) => e);
       t.true(isAppError(after) && (after.code === 'invalid_token' || after.code === 'connection_revoked'), `the token still works after the connection's end: ${JSON.stringify(after)}`);
     } finally {

@@ -20,7 +20,7 @@ for (const kind of databasesUnderTest()) {
     let expiresAt = 0;
     const { client } = await signedIn(server, provider, 'forge', {}, async () => (expiresAt = await expireAccessToken(server, provider.tokens()!.access_token, 1500)));
     try {
-      await sleep(Math.max(0, expiresAt - Date.now()) + 50);
+      await sleep(Math.max(0, expiresAt - Date.now()) + 50); // until the token has expired by the server's clock
       const results = await Promise.allSettled([
         client.callTool({ name: 'forge.list_conversations', arguments: {} }),
         client.callTool({ name: 'forge.create_conversation', arguments: { title: 'In parallel' } }),

@@ -12,7 +12,7 @@ async function* pages(log: string[], count: number, failAt?: number): AsyncGener
   try {
     for (let p = 1; p <= count; p += 1) {
       log.push(`read ${p}`);
-      await sleep(1);
+      await sleep(1); // a read takes a moment, as the database's does
       if (p === failAt) throw new Error(`page ${p} failed`);
       yield Array.from({ length: 100 }, (_, i) => ({ id: `${p}-${i}`, seq: p * 100 + i, args_redacted: 'x'.repeat(2_000) }) as unknown as DbAuditRow);
     }
@@ -52,7 +52,7 @@ test('an export stopped early (the client went away) closes its source and leave
   const log: string[] = [];
   for await (const _chunk of exportChunks(pages(log, 10, 2), 'jsonl')) break;
   t.deepEqual(log, ['read 1', 'read 2', 'closed']);
-  await sleep(20);
+  await sleep(20); // an unhandled rejection (a page left pending) would fail the run here
 });
 
 test('a CSV export neutralises cells a spreadsheet would run as formulas, and still reads back and verifies exactly', async (t) => {

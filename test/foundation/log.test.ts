@@ -41,7 +41,7 @@ test('buffered output is written in one piece after maxDelayMs, or at once past 
   t.deepEqual(writes, [], 'nothing is written on the request path');
   await new Promise((resolve) => setTimeout(resolve, 10));
   t.deepEqual(writes, [], 'still waiting: a turn of the event loop is not enough');
-  await new Promise((resolve) => setTimeout(resolve, 60));
+  await new Promise((resolve) => setTimeout(resolve, 60)); // the timer under test is due first: Node runs timers in that order
   t.deepEqual(writes, ['one\ntwo\n']);
 
   out.sink('x'.repeat(60));
@@ -50,6 +50,6 @@ test('buffered output is written in one piece after maxDelayMs, or at once past 
   out.sink('three');
   out.flush();
   t.deepEqual(writes.slice(2), ['three\n']);
-  await new Promise((resolve) => setTimeout(resolve, 60));
+  await new Promise((resolve) => setTimeout(resolve, 60)); // nothing to wait for: the flush's cleared timer would have written by now
   t.is(writes.length, 3, 'the flushed line is not written again');
 });

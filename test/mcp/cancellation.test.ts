@@ -85,7 +85,7 @@ test('deadlines expire in the order they started, each after its own time, and n
   t.false(ended.aborted);
   const c = start('c'); // the queue was empty: a new timer
   deadlines.end(c);
-  await sleep(60);
+  await sleep(60); // nothing to wait for: c's deadline, had it not ended, would have passed by now
   t.deepEqual(expired, ['a', 'b']);
 });
 

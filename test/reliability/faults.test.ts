@@ -119,7 +119,7 @@ if (databasesUnderTest().includes('postgres')) {
 
       // Killed while idle: the pool's idle clients die; the process must not crash (node-postgres 'error' on idle clients).
       t.true((await terminate()) >= 0);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await new Promise((resolve) => setTimeout(resolve, 200)); // nothing to wait for: their errors, had they been unhandled, would have crashed it by now
       t.is((await fetch(`${server.url}/healthz`)).status, 200, 'the process is alive');
       const recovered = await writeMarker(server, token, sessionId, 'recovered', 2);
       t.is(codeOf(recovered), 'ok', recovered.text.slice(0, 300));

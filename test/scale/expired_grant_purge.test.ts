@@ -46,7 +46,7 @@ pgTest('a grant that expires while the purge ends other expired grants still has
     t.true(waiting, 'the purge run did not reach the held connection row');
     // Meanwhile the second grant's 90 days end too (after the run selected the expired grants).
     await db('oidc_payloads').where({ model: 'Grant', id: second.grant_id }).update({ expires_at: Date.now() });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the clock passes its end before the waiting run goes on
     await holder.commit();
 
     const firstEnded = await until(10_000, async () => ((await db('connections').where({ id: first.id }).first()).revoked_at ? true : undefined));
