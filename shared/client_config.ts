@@ -47,6 +47,7 @@ export function readOnlyParameter(value: string | undefined): boolean {
   if (value === 'true' || value === '1') return true;
   throw new AppError('invalid_request', 'read_only must be true or 1 (read scopes only), or false or 0', { details: { field: 'read_only' } });
 }
+
 const NAME_PREFIX_FORM = /^[A-Za-z0-9_.-]{0,40}$/;
 
 /**
