@@ -168,3 +168,15 @@ export async function waitingFor(db: Knex, holder: number, n = 1): Promise<boole
     select count(*)::int as n from blocked`;
   return (await until(10_000, async () => ((await db.raw(blocked, [holder])).rows[0].n >= n ? true : undefined), 20)) ?? false;
 }
+
+/** Resolves when `db` sends its next bearer-token lookup (the grant store's read of oidc_payloads) to the database. */
+export function tokenLookupSent(db: Knex): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const watch = (query: { sql: string }) => {
+      if (!query.sql.includes('from "oidc_payloads" as "p"')) return;
+      db.off('query', watch);
+      resolve();
+    };
+    db.on('query', watch);
+  });
+}

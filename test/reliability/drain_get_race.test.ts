@@ -7,7 +7,7 @@
 import test from 'ava';
 import knex from 'knex';
 import { PrincipalCache } from '../../mcp/principal_cache.js';
-import { databasesUnderTest } from '../helpers/db.js';
+import { databasesUnderTest, tokenLookupSent } from '../helpers/db.js';
 import { grant, MCP_HEADERS, openSession, startMcpServer } from '../helpers/mcp.js';
 
 const pgTest = databasesUnderTest().includes('postgres') ? test : test.skip;
@@ -26,14 +26,7 @@ pgTest('a GET stream opened by a request in flight when shutdown begins is ended
     const trx = await locker.transaction();
     await trx.raw('lock table oidc_payloads in access exclusive mode');
     // The GET's token check is sent to the database once the GET has passed the draining check.
-    const checking = new Promise<void>((resolve) => {
-      const watch = (query: { sql: string }) => {
-        if (!query.sql.includes('from "oidc_payloads" as "p"')) return;
-        server.db.off('query', watch);
-        resolve();
-      };
-      server.db.on('query', watch);
-    });
+    const checking = tokenLookupSent(server.db);
     // Registered last, it runs after the MCP host's drain (which ended the open streams).
     const drained = new Promise<void>((resolve) => server.portico.context.onDrain(() => resolve()));
     const stream = fetch(`${server.mcpUrl}/forge`, {

@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import net from 'node:net';
 import knex from 'knex';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { tokenLookupSent } from '../helpers/db.js';
 import { auditOf, grant, mcpPostgresTest, mcpTest, openSession, rawPost } from '../helpers/mcp.js';
 import { until } from '../helpers/poll.js';
 
@@ -170,14 +171,7 @@ mcpPostgresTest('a client that goes away while its token is being checked, befor
   const trx = await locker.transaction();
   try {
     await trx.raw('lock table oidc_payloads in access exclusive mode');
-    const checking = new Promise<void>((resolve) => {
-      const watch = (query: { sql: string }) => {
-        if (!query.sql.includes('from "oidc_payloads" as "p"')) return;
-        server.db.off('query', watch);
-        resolve();
-      };
-      server.db.on('query', watch);
-    });
+    const checking = tokenLookupSent(server.db);
     // The server sees the request end (its client gone) while the check still waits.
     const ended = new Promise<void>((resolve) => {
       const arrived = (request: IncomingMessage) => {
