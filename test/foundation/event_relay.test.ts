@@ -9,6 +9,7 @@ import { loadConfig } from '../../shared/config.js';
 import { loadSecrets, startPortico } from '../../app.js';
 import { defaultMounts } from '../../mounts.js';
 import { startPgProxy } from '../helpers/pg_proxy.js';
+import { until } from '../helpers/poll.js';
 
 const log = createLogger('silent');
 
@@ -103,7 +104,13 @@ if (databasesUnderTest().includes('postgres')) {
         statesWhenHeard = [...states];
       }
       t.deepEqual(received, event, 'B hears the other instance again');
-      t.deepEqual(statesWhenHeard.slice(-2), [false, true], 'B stopped trusting its cache while it heard nothing, then listened again');
+      t.is(statesWhenHeard[0], true, 'B listened at first');
+      const gaveUp = statesWhenHeard.indexOf(false);
+      t.true(gaveUp > 0, 'B stopped trusting its cache while it heard nothing');
+      // The new connection's LISTEN answer and the event can arrive in one read, so B may hear the
+      // event a moment before it says it listens again: wait for that, and for nothing after it.
+      await until(5_000, async () => (states.indexOf(true, gaveUp) > gaveUp ? true : undefined), 10);
+      t.true(states.indexOf(true, gaveUp) > gaveUp, 'then listened again');
     } finally {
       await Promise.all(relays.map((r) => r.close()));
       proxy.cut();
