@@ -27,8 +27,11 @@ export async function down(knex: Knex): Promise<void> {
   await rewriteKeys(knex, vaccineKey0024);
 }
 
-/** Writes `keyOf(vaccine)` where it differs from the stored key, reading the doses a batch at a time in id order. */
-async function rewriteKeys(knex: Knex, keyOf: (vaccine: string) => string): Promise<void> {
+/**
+ * Writes `keyOf(vaccine)` where it differs from the stored key, reading the doses a batch at a time
+ * in id order. 0029 rewrites the keys with it too (a migration does not change once shipped).
+ */
+export async function rewriteKeys(knex: Knex, keyOf: (vaccine: string) => string): Promise<void> {
   let after = '';
   for (;;) {
     const rows = (await knex('pawvault_vaccinations').where('id', '>', after).orderBy('id').limit(BATCH)

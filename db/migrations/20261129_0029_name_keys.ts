@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { rewriteKeys } from './20261128_0028_pawvault_vaccine_folded_key.js';
 
 /** foldedKey of mcp/products/common.ts as it is at this migration: a migration keeps its own copy. */
 const foldedKey = (text: string) => text.toLowerCase().replaceAll('\u03c2', '\u03c3').replaceAll('i\u0307', 'i');
@@ -9,8 +10,6 @@ const nameKey = (name: string) => foldedKey(name.normalize('NFC').replace(/\s+/g
 /** The keys before this migration: terrain's (0027) folded the name alone, pawvault's (0028) collapsed its spacing first. */
 const workflowKey0027 = foldedKey;
 const vaccineKey0028 = (vaccine: string) => foldedKey(vaccine.trim().replace(/\s+/g, ' '));
-
-const BATCH = 1_000;
 
 /**
  * Every product now compares names one way (nameKey): case, spacing and Unicode composition do not
@@ -37,12 +36,12 @@ export async function up(knex: Knex): Promise<void> {
     t.dropUnique(['tenant_id', 'name'], 'reclaim_policies_tenant_name_unique');
     t.unique(['tenant_id', 'name_key'], { indexName: 'reclaim_policies_tenant_name_key_unique' });
   });
-  await rewriteVaccineKeys(knex, nameKey);
+  await rewriteKeys(knex, nameKey);
 }
 
 /** Renamed duplicates keep their new names: they are distinct as spelled and as 0027 folded them. */
 export async function down(knex: Knex): Promise<void> {
-  await rewriteVaccineKeys(knex, vaccineKey0028);
+  await rewriteKeys(knex, vaccineKey0028);
   await knex.schema.alterTable('reclaim_policies', (t) => {
     t.dropUnique(['tenant_id', 'name_key'], 'reclaim_policies_tenant_name_key_unique');
     t.unique(['tenant_id', 'name'], { indexName: 'reclaim_policies_tenant_name_unique' });
@@ -84,19 +83,4 @@ async function uniqueKeys(knex: Knex, table: string, nameMax: number): Promise<v
 function cut(text: string, length: number): string {
   const start = text.slice(0, length);
   return /[\uD800-\uDBFF]$/.test(start) ? start.slice(0, -1) : start;
-}
-
-/** Writes `keyOf(vaccine)` where it differs from the stored key, reading the doses a batch at a time in id order. */
-async function rewriteVaccineKeys(knex: Knex, keyOf: (vaccine: string) => string): Promise<void> {
-  let after = '';
-  for (;;) {
-    const rows = (await knex('pawvault_vaccinations').where('id', '>', after).orderBy('id').limit(BATCH)
-      .select('id', 'vaccine', 'vaccine_key')) as Array<{ id: string; vaccine: string; vaccine_key: string | null }>;
-    for (const row of rows) {
-      const key = keyOf(row.vaccine);
-      if (key !== row.vaccine_key) await knex('pawvault_vaccinations').where({ id: row.id }).update({ vaccine_key: key });
-    }
-    if (rows.length < BATCH) return;
-    after = rows[rows.length - 1].id;
-  }
 }
