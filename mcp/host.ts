@@ -543,6 +543,15 @@ export class McpHost {
       // for it until DRAIN_MS and cut it.
       if (this.draining) session.transport.closeStandaloneSSEStream();
       else this.expireStream(session, principal);
+      // While its client listens, the session is in use; its idle time counts from the stream's end.
+      session.listening = (session.listening ?? 0) + 1;
+      try {
+        await writeResponse(ctx, response, call.http);
+      } finally {
+        session.listening -= 1;
+        session.lastActiveAt = Date.now();
+      }
+      return;
     }
     await writeResponse(ctx, response, call.http);
   }

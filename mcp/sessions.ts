@@ -2,7 +2,8 @@
  * Live MCP sessions of this instance. A session belongs to the connection (grant) and the user
  * that initialised it; a session id presented with anyone else's token is treated as unknown
  * (404), never served (MCP security best practices, "Session Hijacking"). Sessions end on idle
- * time-out (never while a request is in flight), on revocation of their connection, when the
+ * time-out (never while a request is in flight or its client listens on its GET stream), on
+ * revocation of their connection, when the
  * connection, or the person across all their connections, opens more than the cap (the least
  * recently used goes, one with nothing in flight first), and on shutdown.
  */
@@ -19,8 +20,17 @@ export interface Session {
   userId: string;
   server: Server;
   transport: WebStandardStreamableHTTPServerTransport;
-  /** When its last request arrived or was answered (the idle time-out and the caps' least recently used count from it). */
+  /**
+   * When its last request arrived or was answered, or its GET stream ended (the idle time-out and
+   * the caps' least recently used count from it).
+   */
   lastActiveAt: number;
+  /**
+   * The GET streams its client listens on (one at a time, but one that has just ended may still be
+   * being written out when the next opens): while any is open the session is in use, however long
+   * it has been since a request.
+   */
+  listening?: number;
   /** Closes the standalone GET stream when the token it was opened with expires. */
   streamExpiry?: NodeJS.Timeout;
   /** The stored id of that token: its revocation (RFC 7009) closes the stream too. */
@@ -81,8 +91,9 @@ export class SessionRegistry {
   }
 
   private closeOver(added: Session, belongs: (s: Session) => boolean, cap: number): void {
+    const now = Date.now();
     const others = [...this.sessions.values()].filter((s) => s !== added && belongs(s))
-      .sort((a, b) => Number(busy(a)) - Number(busy(b)) || a.lastActiveAt - b.lastActiveAt);
+      .sort((a, b) => Number(busy(a)) - Number(busy(b)) || activeAt(a, now) - activeAt(b, now));
     for (const old of others.slice(0, Math.max(0, others.length + 1 - cap))) void this.close(old.id);
   }
 
@@ -157,11 +168,13 @@ export class SessionRegistry {
 
   /**
    * A session with a request in flight is not idle, however long ago that request came: a long
-   * tool call, or a confirmation the person is still answering, would otherwise be cut off.
+   * tool call, or a confirmation the person is still answering, would otherwise be cut off. Nor is
+   * one whose client listens on its GET stream: closing it would end the stream its client waits
+   * for notifications on (the stream itself ends with its token, and idle time counts from then).
    */
   private closeIdle(now = Date.now()): void {
     for (const session of this.sessions.values()) {
-      if (!busy(session) && now - session.lastActiveAt > this.options.idleMs) void this.close(session.id);
+      if (!busy(session) && now - activeAt(session, now) > this.options.idleMs) void this.close(session.id);
     }
   }
 
@@ -169,6 +182,11 @@ export class SessionRegistry {
     clearInterval(this.sweeper);
     await Promise.all([...this.sessions.keys()].map((id) => this.close(id)));
   }
+}
+
+/** When the session was last used: now, while its client listens on its GET stream. */
+function activeAt(session: Session, now: number): number {
+  return session.listening ? now : session.lastActiveAt;
 }
 
 /** Whether the session has a request in flight: a tool call running, or a confirmation being answered. */

@@ -1,11 +1,13 @@
 /**
  * A session with a call in flight is not idle: the SESSION_IDLE_MS sweeper leaves it open while a
  * long tool call runs or the person is still answering a confirmation, and the idle time counts
- * from the end of its last call, not from that call's arrival. A session nothing happens on is
- * still closed. Over MAX_SESSIONS_PER_CONNECTION, a session with nothing in flight is closed
+ * from the end of its last call, not from that call's arrival. Nor is one whose client listens on
+ * its GET stream: idle time counts from the stream's end. A session nothing happens on is still
+ * closed. Over MAX_SESSIONS_PER_CONNECTION, a session with nothing in flight is closed
  * before a less recently used one whose call is running.
  */
 import test from 'ava';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { auditOf, connect, grant, mcpTest, openSession, openSessions, rawPost } from '../helpers/mcp.js';
 import { until } from '../helpers/poll.js';
@@ -50,6 +52,28 @@ for (const kind of databasesUnderTest()) {
     }
   });
 }
+
+mcpTest('a session whose client listens on its GET stream longer than SESSION_IDLE_MS stays open; idle time counts from the stream\'s end', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
+  const sessionId = await openSession(server, token, 'forge');
+  const listening = new AbortController();
+  const stream = await fetch(`${server.mcpUrl}/forge`, {
+    signal: listening.signal,
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+  });
+  t.is(stream.status, 200);
+  const ended = stream.body!.pipeTo(new WritableStream()).then(() => 'ended', () => 'aborted');
+
+  await sleep(LONGER_THAN_IDLE);
+  // Watched without a request, which would make it active again.
+  t.is(await openSessions(server), 1, 'the sweeper closed a session whose client was listening');
+  t.is(await Promise.race([ended, sleep(0).then(() => 'open')]), 'open', 'the GET stream was ended');
+
+  listening.abort();
+  t.is(await ended, 'aborted');
+  t.true(await until(10_000, async () => ((await openSessions(server)) === 0 ? true : undefined)), 'the session is still open after its stream ended');
+  t.is((await rawPost(server, 'forge', { token, sessionId, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' }, 1)).status, 404);
+}, { env: { SESSION_IDLE_MS: String(IDLE_MS) } });
 
 for (const kind of databasesUnderTest()) {
   test(`over the connection's session cap, an idle session goes before a less recently used one with a call running [${kind}]`, async (t) => {
