@@ -104,6 +104,27 @@ for (const kind of databasesUnderTest()) {
   });
 }
 
+mcpTest('over the connection\'s session cap, a session whose client listens on its GET stream is in use: a more recently pinged one goes first', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
+  const ping = (sessionId: string, id: number) => rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }) }, id);
+  const listener = await openSession(server, token, 'forge');
+  const listening = new AbortController();
+  const stream = await fetch(`${server.mcpUrl}/forge`, {
+    signal: listening.signal,
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': listener, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+  });
+  t.is(stream.status, 200);
+  try {
+    const pinged = await openSession(server, token, 'forge');
+    t.is((await ping(pinged, 1)).status, 200);
+    await openSession(server, token, 'forge');
+    t.is((await ping(pinged, 2)).status, 404, 'the session that was only pinged went for the new one');
+    t.is((await ping(listener, 3)).status, 200, 'the listening session is open');
+  } finally {
+    listening.abort();
+  }
+}, { env: { MAX_SESSIONS_PER_CONNECTION: '2' } });
+
 mcpTest('a session whose person takes longer than SESSION_IDLE_MS to answer a confirmation stays open, and the call goes through', async (t, server) => {
   const target = await server.db('forge_conversations').where({ tenant_id: server.tenants.acme.id }).first('id');
   const person = await connect(server, {
