@@ -284,44 +284,46 @@ function secureByPublicUrl(app: Koa<PorticoState>, config: Config): void {
 
 type Phase = 'starting' | 'serving';
 
-const OPERATIONAL_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+type OperationalContext = Koa.ParameterizedContext<PorticoState>;
 
-function operations({ db, metrics }: PorticoContext, phaseOf: () => Phase) {
-  return async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
+/** The operational endpoints, by path: each is read-only (GET and HEAD). */
+function operationalEndpoints({ db, metrics }: PorticoContext, phaseOf: () => Phase): ReadonlyMap<string, (ctx: OperationalContext) => Promise<void> | void> {
+  return new Map([
+    ['/healthz', (ctx: OperationalContext) => {
+      ctx.body = { status: 'ok', version: VERSION };
+    }],
+    ['/readyz', async (ctx: OperationalContext) => {
+      if (phaseOf() === 'starting') {
+        ctx.status = 503;
+        ctx.body = { status: 'unavailable', reason: 'starting' };
+        return;
+      }
+      try {
+        await withDeadline(ready(db), READY_DEADLINE_MS);
+        ctx.body = { status: 'ready', version: VERSION };
+      } catch (error) {
+        ctx.status = 503;
+        ctx.body = { status: 'unavailable', reason: error === DEADLINE ? `the database did not answer within ${READY_DEADLINE_MS} ms` : 'database unreachable' };
+      }
+    }],
+    ['/metrics', (ctx: OperationalContext) => {
+      ctx.type = 'text/plain; version=0.0.4';
+      ctx.body = metrics.render();
+    }],
+  ]);
+}
+
+function operations(context: PorticoContext, phaseOf: () => Phase) {
+  const endpoints = operationalEndpoints(context, phaseOf);
+  return async (ctx: OperationalContext, next: Koa.Next) => {
+    const endpoint = endpoints.get(ctx.path);
+    if (!endpoint) return next();
+    ctx.state.route = ctx.path;
+    // The route exists, for reading only: 405 with Allow, as every other route answers (docs/errors.md), not "no route".
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      if (!OPERATIONAL_PATHS.has(ctx.path)) return next();
-      // The route exists, for reading only: 405 with Allow, as every other route answers (docs/errors.md), not "no route".
-      ctx.state.route = ctx.path;
       throw new AppError('method_not_allowed', `${ctx.method} is not supported here; use GET or HEAD`, { headers: { Allow: 'GET, HEAD' } });
     }
-    switch (ctx.path) {
-      case '/healthz':
-        ctx.state.route = '/healthz';
-        ctx.body = { status: 'ok', version: VERSION };
-        return;
-      case '/readyz':
-        ctx.state.route = '/readyz';
-        if (phaseOf() === 'starting') {
-          ctx.status = 503;
-          ctx.body = { status: 'unavailable', reason: 'starting' };
-          return;
-        }
-        try {
-          await withDeadline(ready(db), READY_DEADLINE_MS);
-          ctx.body = { status: 'ready', version: VERSION };
-        } catch (error) {
-          ctx.status = 503;
-          ctx.body = { status: 'unavailable', reason: error === DEADLINE ? `the database did not answer within ${READY_DEADLINE_MS} ms` : 'database unreachable' };
-        }
-        return;
-      case '/metrics':
-        ctx.state.route = '/metrics';
-        ctx.type = 'text/plain; version=0.0.4';
-        ctx.body = metrics.render();
-        return;
-      default:
-        return next();
-    }
+    await endpoint(ctx);
   };
 }
 
