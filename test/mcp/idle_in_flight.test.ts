@@ -9,7 +9,7 @@
 import test from 'ava';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { databasesUnderTest } from '../helpers/db.js';
-import { auditOf, connect, grant, mcpTest, openSession, openSessions, rawPost } from '../helpers/mcp.js';
+import { auditOf, connect, grant, mcpTest, type McpTestServer, openSession, openSessions, rawPost } from '../helpers/mcp.js';
 import { until } from '../helpers/poll.js';
 import { gate, startFaultServer } from '../reliability/support.js';
 
@@ -19,6 +19,14 @@ const LONGER_THAN_IDLE = 1_800;
 /** Under SESSION_IDLE_MS but past two sweeper rounds. */
 const SHORTER_THAN_IDLE = 550;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Opens the session's GET stream, as a client listening for the server's notifications does. */
+function listen(server: McpTestServer, token: string, sessionId: string, signal: AbortSignal): Promise<Response> {
+  return fetch(`${server.mcpUrl}/forge`, {
+    signal,
+    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
+  });
+}
 
 for (const kind of databasesUnderTest()) {
   test(`a tool call running longer than SESSION_IDLE_MS keeps its session; the idle time counts from the call's end [${kind}]`, async (t) => {
@@ -57,10 +65,7 @@ mcpTest('a session whose client listens on its GET stream longer than SESSION_ID
   const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
   const sessionId = await openSession(server, token, 'forge');
   const listening = new AbortController();
-  const stream = await fetch(`${server.mcpUrl}/forge`, {
-    signal: listening.signal,
-    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
-  });
+  const stream = await listen(server, token, sessionId, listening.signal);
   t.is(stream.status, 200);
   const ended = stream.body!.pipeTo(new WritableStream()).then(() => 'ended', () => 'aborted');
 
@@ -109,10 +114,7 @@ mcpTest('over the connection\'s session cap, a session whose client listens on i
   const ping = (sessionId: string, id: number) => rawPost(server, 'forge', { token, sessionId, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }) }, id);
   const listener = await openSession(server, token, 'forge');
   const listening = new AbortController();
-  const stream = await fetch(`${server.mcpUrl}/forge`, {
-    signal: listening.signal,
-    headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': listener, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION },
-  });
+  const stream = await listen(server, token, listener, listening.signal);
   t.is(stream.status, 200);
   try {
     const pinged = await openSession(server, token, 'forge');
