@@ -32,6 +32,7 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
     const publicDeps: PublicDeps = { catalog, config, pipeline, version: VERSION, isLive, metadataUrl: (id) => host.metadataUrl(id) };
     metrics.gauge('portico_mcp_sessions', 'Open MCP sessions on this instance', () => [[{}, host.sessions.size]]);
 
+    const announcedLive = new Map(catalog.products.map((p) => [p.id, isLive(p.id)]));
     events.on((event) => {
       // Revocation takes effect at once: cached principals go, the connection's sessions and their GET streams close now.
       if (event.type === 'connection.revoked') {
@@ -42,8 +43,13 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
         principals.dropToken(event.tokenId);
         host.sessions.closeStreamsOf(event.tokenId);
       }
-      // The catalog's liveness follows the surface registry; connected sessions learn of it here (DESIGN.md §5).
-      if (event.type === 'surface.changed' && catalog.product(event.product)) void host.notifyToolsChanged(event.product);
+      // The catalog's liveness follows the surface registry; connected sessions learn of it here
+      // (DESIGN.md §5), once per move: the same change may arrive twice, read by this instance's
+      // poll and then announced by the instance or command that made it.
+      if (event.type === 'surface.changed' && catalog.product(event.product) && announcedLive.get(event.product) !== (event.status === 'live')) {
+        announcedLive.set(event.product, event.status === 'live');
+        void host.notifyToolsChanged(event.product);
+      }
     });
     // While the relay does not hear other instances, revocations may be missed: cache nothing. When
     // it hears them again, the sessions of connections revoked meanwhile close, as the missed
