@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { setSurfaceStatus } from '../../db/surfaces.js';
 import { databasesUnderTest } from '../helpers/db.js';
-import { connect, DEMO_PASSWORD, mcpTest, startMcpServer, type McpTestServer } from '../helpers/mcp.js';
+import { blinkSurface, connect, DEMO_PASSWORD, mcpTest, startMcpServer, type McpTestServer } from '../helpers/mcp.js';
 import { BrowserDrivenProvider } from '../helpers/sdk_oauth.js';
 
 /** The person is member@acme.example; the client keeps held scopes on step-up (SEP-2350). */
@@ -145,9 +145,9 @@ mcpTest('tools/list_changed reaches a connected SDK client when its product’s 
     });
     await setSurfaceStatus(server.db, 'midas', 'roadmap');
     // The SDK client opens its GET stream just after initialization and a notification sent before it
-    // is open has nowhere to go; every surface.changed event notifies again, so repeat until heard.
+    // is open has nowhere to go; each move of the surface notifies again, so repeat until heard.
     for (let attempt = 0; attempt < 100 && !heard; attempt++) {
-      await server.events.publish({ type: 'surface.changed', product: 'midas', status: 'roadmap' });
+      await blinkSurface(server, 'midas', 'roadmap');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     t.is(heard, 'notifications/tools/list_changed');

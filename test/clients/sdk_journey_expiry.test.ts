@@ -4,7 +4,7 @@
  * session goes on: calls keep working in the same session and the person is not asked again.
  */
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { auditOf, mcpTest } from '../helpers/mcp.js';
+import { auditOf, blinkSurface, mcpTest } from '../helpers/mcp.js';
 import { until } from '../helpers/poll.js';
 import { assistant, expireAccessToken, signedIn, sleep } from './sdk_journeys_support.js';
 
@@ -35,7 +35,7 @@ mcpTest('an access token expiring mid-session is refreshed by the SDK and the se
       heard = true;
     });
     await until(5000, async () => {
-      await server.events.publish({ type: 'surface.changed', product: 'forge', status: 'live' });
+      await blinkSurface(server, 'forge', 'live');
       return heard || undefined;
     }, 200);
     t.true(heard, 'notifications reach the client on the stream opened with the refreshed token');
@@ -60,7 +60,7 @@ mcpTest('a call made just as the token expires is refreshed and retried once; th
       heard = true;
     });
     await until(15_000, async () => {
-      await server.events.publish({ type: 'surface.changed', product: 'forge', status: 'live' });
+      await blinkSurface(server, 'forge', 'live');
       return heard || undefined;
     }, 200);
     t.true(heard, 'notifications reach the client on the stream reconnected with the refreshed token');

@@ -24,7 +24,7 @@ import type { DbConnectionRow } from '../../db/grant_store.js';
 import type { DbAuditRow } from '../../db/audit.js';
 import { defaultMounts, defaultSeeders } from '../../mounts.js';
 import { EventBus } from '../../shared/events.js';
-import type { ProductDefinition } from '../../shared/catalog.js';
+import type { ProductDefinition, ProductStatus } from '../../shared/catalog.js';
 import type { Mount } from '../../app.js';
 import test, { type ExecutionContext } from 'ava';
 import { databasesUnderTest, type DbKind } from './db.js';
@@ -71,6 +71,16 @@ export async function startMcpServer(kind: DbKind, options: McpServerOptions = {
     tenants: { acme: bySlug.acme, globex: bySlug.globex },
     users: Object.fromEntries(userRows.map((u) => [u.email, u.id])),
   });
+}
+
+/**
+ * Makes the sessions of `product` hear tools/prompts/resources list_changed, leaving its surface at
+ * `status`: the surface moves away and back, as sessions are told of moves only (a repeated event
+ * is announced once).
+ */
+export async function blinkSurface(server: McpTestServer, product: string, status: ProductStatus): Promise<void> {
+  await server.events.publish({ type: 'surface.changed', product, status: status === 'live' ? 'roadmap' : 'live' });
+  await server.events.publish({ type: 'surface.changed', product, status });
 }
 
 export interface GrantOptions {

@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { auditOf, grant, MCP_HEADERS, mcpTest, openSession, rawCall, rawPost, type McpTestServer } from '../helpers/mcp.js';
+import { auditOf, blinkSurface, grant, MCP_HEADERS, mcpTest, openSession, rawCall, rawPost, type McpTestServer } from '../helpers/mcp.js';
 import { nested, rawExchange, rawHttp, trickle } from './support.js';
 
 const CHAT = ['forge.chat.read', 'forge.chat.write'];
@@ -140,7 +140,7 @@ mcpTest('someone else’s session id gets 404 on POST, GET and DELETE, and the o
     await anonymousGet.body?.cancel();
 
     // The victim's stream is still open and still delivers: a surface change reaches it.
-    await server.events.publish({ type: 'surface.changed', product: 'forge', status: 'live' });
+    await blinkSurface(server, 'forge', 'live');
     const decoder = new TextDecoder();
     let received = '';
     while (!received.includes('notifications/tools/list_changed')) {
