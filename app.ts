@@ -131,7 +131,11 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
       connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(config.requestTimeoutMs / 4))),
     }, app.callback());
     server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => answerUnparsable(error, socket, log));
-    server.keepAliveTimeout = 5_000;
+    // Node's default of 5 s races a client's next request after a pause: undici closes its idle
+    // sockets a second before the server's advertised time-out, later if its event loop is busy, and
+    // a POST on a socket the server just closed fails unretried ("fetch failed"; measured: 6 of 240
+    // requests after 3-6 s pauses with short client stalls, none at 65 s).
+    server.keepAliveTimeout = config.keepAliveTimeoutMs;
     const sockets = new Set<Socket>();
     server.on('connection', (socket) => {
       sockets.add(socket);

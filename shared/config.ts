@@ -63,6 +63,12 @@ export interface Config {
   maxSessionsPerUser: number;
   /** Time allowed to receive a whole request (headers and body); slow senders are cut off (checklist R11). */
   requestTimeoutMs: number;
+  /**
+   * How long an idle kept-alive connection stays open for its next request. Longer than a load
+   * balancer's own (60 s at AWS), and long enough that a client's request after a pause does not
+   * meet the server closing the socket (Node's 5 s lost ~2.5% of such requests, app.ts).
+   */
+  keepAliveTimeoutMs: number;
   /** Extra host names the MCP servers answer to, besides those of the public URLs and loopback ('*': any). */
   allowedHosts: string[];
   /** Browser origins, besides Portico's own, allowed to call the MCP servers with CORS (`MCP_CORS_ORIGINS`). */
@@ -112,6 +118,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxSessionsPerConnection: integer(env, 'MAX_SESSIONS_PER_CONNECTION', 10, 1, 1_000),
     maxSessionsPerUser: integer(env, 'MAX_SESSIONS_PER_USER', 50, 1, 10_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 60_000, 500, 3_600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 3_600_000),
     allowedHosts: hostList(env, 'ALLOWED_HOSTS'),
     mcpCorsOrigins: originList(env, 'MCP_CORS_ORIGINS'),
   };
