@@ -9,6 +9,7 @@ import { VERSION, type Mount } from '../app.js';
 import { revokedAmong, unusableTokensAmong } from '../db/grant_store.js';
 import type { Db } from '../db/connect.js';
 import type { Catalog } from '../shared/catalog.js';
+import { consolePath } from '../shared/config.js';
 import type { Logger } from '../shared/log.js';
 import { AppError } from '../shared/errors.js';
 import type { EventBus } from '../shared/events.js';
@@ -85,7 +86,7 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
     });
 
     const mcpPath = new URL(config.mcpUrl).pathname.replace(/\/+$/, '');
-    const metadataPrefix = `/.well-known/oauth-protected-resource${mcpPath}/`;
+    const metadataPrefix = `${METADATA_ROOT}${mcpPath}/`;
     const productRoute = new RegExp(`^${escapeRegExp(mcpPath)}/([a-z][a-z0-9]*)(/list_tools)?/?$`);
 
     // Browser clients (CORS) first: every answer of an endpoint a browser may call, refusals included, carries its CORS headers.
@@ -105,13 +106,27 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
     });
     // The client configuration document (shared/client_config.ts), issue 9.
     app.use(clientConfigRoute({ catalog, config }));
+    // A mistyped server name (`/mcp/forg`, `/mcp/Forge/list_tools`, its metadata) is told which
+    // names there are. Two kinds of path are left to the rest of the application: with the MCP
+    // servers at the root of their origin every path would look like a server's, and the console
+    // (with its metadata) may answer inside the MCP path (shared/config.ts, checkPaths).
+    const servers = catalog.products.map((p) => p.id).join(', ');
+    const productPath = /^([^/]+)(?:\/(?:list_tools|client_config))?\/?$/;
+    const consoleBase = consolePath(config);
+    const isConsoles = (path: string) => path === consoleBase || path.startsWith(`${consoleBase}/`);
+    /** `described` is the path asked for (for metadata, the path it would describe); `rest` its part after the MCP path. */
+    const unknownProduct = (next: Koa.Next, described: string, rest: string | undefined) => {
+      const name = mcpPath && rest !== undefined && !isConsoles(described) ? productPath.exec(rest)?.[1] : undefined;
+      if (name === undefined) return next();
+      throw new AppError('not_found', `no MCP server named "${name}"; the servers are ${servers} (GET ${config.mcpUrl}/ lists them)`);
+    };
     app.use(async (ctx: Koa.ParameterizedContext<PorticoState>, next: Koa.Next) => {
       const path = ctx.path;
       if (path.startsWith(metadataPrefix)) {
         // The endpoint answers with a trailing slash too, and so does its metadata (RFC 9728 §3.3: `resource` is the URL called).
         const [, id, slash] = /^([a-z][a-z0-9]*)(\/?)$/.exec(path.slice(metadataPrefix.length)) ?? [];
         const product = id ? catalog.product(id) : undefined;
-        if (!product) return next();
+        if (!product) return unknownProduct(next, path.slice(METADATA_ROOT.length), path.slice(metadataPrefix.length));
         ctx.state.route = '/.well-known/oauth-protected-resource/mcp/:product';
         readOnly(ctx);
         ctx.body = protectedResourceMetadata(publicDeps, product, slash === '/');
@@ -125,7 +140,7 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
       }
       const match = productRoute.exec(path);
       const product = match ? catalog.product(match[1]) : undefined;
-      if (!match || !product) return next();
+      if (!match || !product) return unknownProduct(next, path, path.startsWith(mcpPathSlash) ? path.slice(mcpPathSlash.length) : undefined);
       if (match[2]) {
         ctx.state.route = `${mcpPath}/:product/list_tools`;
         readOnly(ctx);
@@ -154,6 +169,9 @@ function readOnly(ctx: Koa.Context): void {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+/** RFC 9728 §3.1: the metadata of `{origin}{path}` is at `{origin}/.well-known/oauth-protected-resource{path}`. */
+const METADATA_ROOT = '/.well-known/oauth-protected-resource';
 
 /** How often every instance looks for revoked connections it was not told about (ms). */
 export const REVOKED_SWEEP_MS = 1_000;

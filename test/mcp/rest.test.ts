@@ -1,10 +1,12 @@
 /** The public documents of the MCP side: inventory, list_tools, Protected Resource Metadata, metrics. */
+import test from 'ava';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
 import { compileTool } from '../../mcp/schemas.js';
 import { annotationsOf } from '../../shared/catalog.js';
 import { VERSION } from '../../app.js';
-import { connect, grant, mcpTest } from '../helpers/mcp.js';
+import { connect, grant, mcpTest, startMcpServer } from '../helpers/mcp.js';
+import { freePort } from '../helpers/server.js';
 
 mcpTest('GET {mcp_url}/ lists every product with its status, tools, templates, prompts, scopes and metadata URL', async (t, server) => {
   const response = await fetch(`${server.mcpUrl}/`);
@@ -122,4 +124,48 @@ mcpTest('MCP lists only what the grant’s scopes allow; resources and prompts a
   const prompt = await rawCall(server, token, 'forge', 'prompts/get', { name: 'forge.summarize_conversation', arguments: { conversation_id: conversation.id } });
   t.is(prompt.status, 403);
   t.is(prompt.body.error.data.code, 'insufficient_scope');
+});
+
+mcpTest('a mistyped server name gets 404 not_found naming the servers there are, at every URL of a server', async (t, server) => {
+  const origin = new URL(server.mcpUrl).origin;
+  const servers = PRODUCTS.map((p) => p.id).join(', ');
+  for (const [method, path, name] of [
+    ['POST', '/mcp/forg', 'forg'], ['GET', '/mcp/forg/', 'forg'], ['GET', '/mcp/Forge/list_tools', 'Forge'],
+    ['GET', '/mcp/forg/client_config', 'forg'], ['GET', '/.well-known/oauth-protected-resource/mcp/forg', 'forg'],
+  ]) {
+    const response = await fetch(`${origin}${path}`, { method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+    t.is(response.status, 404, `${method} ${path}`);
+    const { error } = (await response.json()) as { error: { code: string; message: string } };
+    t.is(error.code, 'not_found');
+    t.is(error.message, `no MCP server named "${name}"; the servers are ${servers} (GET ${server.mcpUrl}/ lists them)`);
+  }
+  // Paths not shaped like a server's URL are no route at all; real servers answer as ever.
+  for (const path of ['/mcp/forge/nothing', '/mcp/forg/nothing', '/elsewhere']) {
+    const response = await fetch(`${origin}${path}`);
+    t.is(response.status, 404, path);
+    t.regex(((await response.json()) as { error: { message: string } }).error.message, /^no route for GET /, path);
+  }
+  t.is((await fetch(`${server.mcpUrl}/forge/list_tools`)).status, 200);
+});
+
+// The console answers inside the MCP path when PUBLIC_API_URL is the MCP URL ({api_url}/mcp is
+// /mcp/mcp): its pages and metadata are not taken for a mistyped server. Routing only: SQLite.
+test('with the console inside the MCP path, its pages and metadata answer; only other names are mistyped servers', async (t) => {
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const server = await startMcpServer('sqlite', { env: { PORT: String(port), PUBLIC_AUTH_URL: origin, PUBLIC_API_URL: `${origin}/mcp` } });
+  try {
+    t.is(server.config.apiUrl, `${origin}/mcp`);
+    const page = await fetch(`${origin}/mcp/mcp/login`);
+    t.is(page.status, 200);
+    t.regex(page.headers.get('content-type') ?? '', /^text\/html/);
+    const metadata = await fetch(`${origin}/.well-known/oauth-protected-resource/mcp/mcp`);
+    t.is(metadata.status, 200);
+    t.like(await metadata.json(), { resource: `${origin}/mcp/mcp`, resource_name: 'Portico console API' });
+    const mistyped = await fetch(`${origin}/mcp/mcpp`);
+    t.is(mistyped.status, 404);
+    t.regex(((await mistyped.json()) as { error: { message: string } }).error.message, /^no MCP server named "mcpp"/);
+  } finally {
+    await server.close();
+  }
 });
