@@ -3,9 +3,9 @@
  * that initialised it; a session id presented with anyone else's token is treated as unknown
  * (404), never served (MCP security best practices, "Session Hijacking"). Sessions end on idle
  * time-out (never while a request is in flight or its client listens on its GET stream), on
- * revocation of their connection, when the
- * connection, or the person across all their connections, opens more than the cap (the least
- * recently used goes, one with nothing in flight first), and on shutdown.
+ * revocation of their connection, when the connection, or the person across all their
+ * connections, opens more than the cap (the least recently used goes, one with nothing in flight
+ * first), and on shutdown.
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
