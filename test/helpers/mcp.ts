@@ -17,7 +17,11 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, LATEST_PROTOCOL_VERSION, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  ElicitRequestSchema, LATEST_PROTOCOL_VERSION, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema, type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { seedDemoIfEmpty } from '../../db/demo.js';
 import type { Db } from '../../db/connect.js';
 import type { DbConnectionRow } from '../../db/grant_store.js';
@@ -81,6 +85,31 @@ export async function startMcpServer(kind: DbKind, options: McpServerOptions = {
 export async function blinkSurface(server: McpTestServer, product: string, status: ProductStatus): Promise<void> {
   await server.events.publish({ type: 'surface.changed', product, status: status === 'live' ? 'roadmap' : 'live' });
   await server.events.publish({ type: 'surface.changed', product, status });
+}
+
+/** How many list_changed notifications of each kind a client heard. */
+export interface ListsChanged { tools: number; prompts: number; resources: number }
+
+/**
+ * An SDK client of one product server (`url`) that counts the list_changed notifications it
+ * hears; `streaming` resolves once its GET stream, which carries them, is up (a notification sent
+ * before has nowhere to go).
+ */
+export async function connectCountingChanges(url: string, token: string): Promise<{ client: Client; told: ListsChanged; streaming: Promise<void> }> {
+  const client = new Client({ name: 'portico-test', version: '1.0.0' });
+  const told: ListsChanged = { tools: 0, prompts: 0, resources: 0 };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (told.tools += 1));
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => void (told.prompts += 1));
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void (told.resources += 1));
+  let streamUp!: () => void;
+  const streaming = new Promise<void>((resolve) => (streamUp = resolve));
+  const seeingStream: FetchLike = async (input, init) => {
+    const response = await fetch(input, init);
+    if (init?.method === 'GET' && response.ok) streamUp();
+    return response;
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: seeingStream, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return { client, told, streaming };
 }
 
 export interface GrantOptions {

@@ -4,24 +4,13 @@
  * told once per move, not once per message: a client told twice lists every list twice for
  * nothing, and the CI run that found this counted two announcements of one ship.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
 import { setSurfaceStatus } from '../../db/surfaces.js';
 import type { ProductStatus } from '../../shared/catalog.js';
-import { grant, mcpTest, type McpTestServer } from '../helpers/mcp.js';
+import { connectCountingChanges, grant, mcpTest, type McpTestServer } from '../helpers/mcp.js';
+import { until } from '../helpers/poll.js';
 
-async function waitFor(condition: () => boolean, ms = 10_000): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  return true;
-}
+/** Whether `condition` came true within 10 s. */
+const waitFor = (condition: () => boolean) => until(10_000, async () => condition() || undefined, 20).then(Boolean);
 
 /** The change as another process makes it: the row first, then the message, here heard twice. */
 async function change(server: McpTestServer, status: ProductStatus, heard: number): Promise<void> {
@@ -31,19 +20,7 @@ async function change(server: McpTestServer, status: ProductStatus, heard: numbe
 
 mcpTest('a surface change heard twice (poll and notification) is announced to each session once', async (t, server) => {
   const { token } = await grant(server, { product: 'midas', tenant: 'acme', scopes: ['midas.api.read'] });
-  const told = { tools: 0, prompts: 0, resources: 0 };
-  const client = new Client({ name: 'portico-test', version: '1.0.0' });
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (told.tools += 1));
-  client.setNotificationHandler(PromptListChangedNotificationSchema, () => void (told.prompts += 1));
-  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void (told.resources += 1));
-  let streamUp!: () => void;
-  const streaming = new Promise<void>((resolve) => (streamUp = resolve));
-  const seeingStream: FetchLike = async (url, init) => {
-    const response = await fetch(url, init);
-    if (init?.method === 'GET' && response.ok) streamUp();
-    return response;
-  };
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.mcpUrl}/midas`), { fetch: seeingStream, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  const { client, told, streaming } = await connectCountingChanges(`${server.mcpUrl}/midas`, token);
   try {
     await streaming;
     await change(server, 'live', 2);

@@ -6,19 +6,14 @@
  * it, to be refused, after the unship).
  */
 import test from 'ava';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { seedDemoIfEmpty } from '../../db/demo.js';
 import { defaultMounts, defaultSeeders } from '../../mounts.js';
 import { EventBus } from '../../shared/events.js';
 import { runAdmin } from '../../scripts/admin.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
 import { issueAccessToken } from '../helpers/grants.js';
-import { DEMO_PASSWORD } from '../helpers/mcp.js';
+import { connectCountingChanges, DEMO_PASSWORD } from '../helpers/mcp.js';
 import { startTestServer } from '../helpers/server.js';
 
 const pgTest = databasesUnderTest().includes('postgres') ? test.serial : test.skip;
@@ -47,22 +42,9 @@ pgTest('surface ship and unship tell the sessions on every instance that tools, 
     const cli = (...argv: string[]) => runAdmin(argv, { out: () => undefined, err: () => undefined }, { DATABASE_URL: database.url });
 
     const sessions = await Promise.all([a, b].map(async (server) => {
-      const client = new Client({ name: 'portico-test', version: '1.0.0' });
-      const told = { tools: 0, prompts: 0, resources: 0 };
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void (told.tools += 1));
-      client.setNotificationHandler(PromptListChangedNotificationSchema, () => void (told.prompts += 1));
-      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void (told.resources += 1));
-      // The GET stream the SDK client opens after initialize: up once its answer's head arrived.
-      let streamUp!: () => void;
-      const streaming = new Promise<void>((resolve) => (streamUp = resolve));
-      const seeingStream: FetchLike = async (url, init) => {
-        const response = await fetch(url, init);
-        if (init?.method === 'GET' && response.ok) streamUp();
-        return response;
-      };
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp/midas`), { fetch: seeingStream, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
-      clients.push(client);
-      return { client, told, streaming };
+      const session = await connectCountingChanges(`${server.url}/mcp/midas`, token);
+      clients.push(session.client);
+      return session;
     }));
     for (const { client } of sessions) {
       t.deepEqual((await client.listPrompts()).prompts, []);
