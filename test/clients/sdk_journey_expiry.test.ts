@@ -11,7 +11,7 @@ import { assistant, expireAccessToken, signedIn, sleep } from './sdk_journeys_su
 mcpTest('an access token expiring mid-session is refreshed by the SDK and the session goes on without asking the person', async (t, server) => {
   const provider = assistant(server);
   // An hour passes in 1.5 s: the token is shortened before its first use (its principal is then cached until its expiry).
-  const { client, transport } = await signedIn(server, provider, 'forge', {}, () => expireAccessToken(server, provider.tokens()!.access_token, 1500));
+  const { client, transport } = await signedIn(server, provider, 'forge', { beforeConnect: () => expireAccessToken(server, provider.tokens()!.access_token, 1500) });
   try {
     const first = provider.tokens()!;
     const sessionId = transport.sessionId;
@@ -47,7 +47,7 @@ mcpTest('an access token expiring mid-session is refreshed by the SDK and the se
 mcpTest('a call made just as the token expires is refreshed and retried once; the GET stream reconnects with the new token', async (t, server) => {
   const provider = assistant(server);
   let expiresAt = 0;
-  const { client, transport, errors } = await signedIn(server, provider, 'forge', {}, async () => (expiresAt = await expireAccessToken(server, provider.tokens()!.access_token, 1500)));
+  const { client, transport, errors } = await signedIn(server, provider, 'forge', { beforeConnect: async () => (expiresAt = await expireAccessToken(server, provider.tokens()!.access_token, 1500)) });
   try {
     const first = provider.tokens()!;
     await sleep(Math.max(0, expiresAt - Date.now()) + 50); // until the token has expired by the server's clock

@@ -36,20 +36,29 @@ export function assistant(server: McpTestServer, options: Partial<BrowserOptions
   return new AssistantProvider(server, { email: 'member@acme.example', password: DEMO_PASSWORD, tenant: 'acme', allow: (requested) => requested, clientName: 'Chat assistant', ...options });
 }
 
+export interface ConnectOptions {
+  /** The client's capabilities (elicitation, for a client that can ask the person). */
+  capabilities?: Record<string, unknown>;
+  /** Runs after the person has allowed and before the client connects with the new tokens. */
+  beforeConnect?: () => Promise<unknown>;
+  /** The transport's fetch, for a test that watches or holds the client's requests. */
+  fetch?: typeof fetch;
+}
+
 /** Authorizes (the person signs in and allows) and returns a connected client with its transport. */
-export async function signedIn(server: McpTestServer, provider: AssistantProvider, product: string, capabilities: Record<string, unknown> = {}, beforeConnect?: () => Promise<unknown>) {
+export async function signedIn(server: McpTestServer, provider: AssistantProvider, product: string, options: ConnectOptions = {}) {
   const url = new URL(`${server.mcpUrl}/${product}`);
   const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
   const refused = await new Client({ name: 'assistant', version: '1.0.0' }).connect(first).catch((error: unknown) => error);
   if (!(refused instanceof UnauthorizedError)) throw new Error(`expected the first connection to need authorization, got ${String(refused)}`);
   await first.finishAuth(provider.code!);
-  await beforeConnect?.();
-  return connectAgain(server, provider, product, capabilities);
+  await options.beforeConnect?.();
+  return connectAgain(server, provider, product, options);
 }
 
-export async function connectAgain(server: McpTestServer, provider: AssistantProvider, product: string, capabilities: Record<string, unknown> = {}) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.mcpUrl}/${product}`), { authProvider: provider });
-  const client = new Client({ name: 'assistant', version: '1.0.0' }, { capabilities });
+export async function connectAgain(server: McpTestServer, provider: AssistantProvider, product: string, options: ConnectOptions = {}) {
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.mcpUrl}/${product}`), { authProvider: provider, fetch: options.fetch });
+  const client = new Client({ name: 'assistant', version: '1.0.0' }, { capabilities: options.capabilities ?? {} });
   const errors: unknown[] = [];
   client.onerror = (error) => errors.push(error);
   await client.connect(transport);

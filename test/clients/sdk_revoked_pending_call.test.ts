@@ -12,7 +12,7 @@ import { assistant, signedIn } from './sdk_journeys_support.js';
 
 mcpTest('a call waiting for the person’s confirmation ends at once, as connection_revoked, when the connection is revoked', async (t, server) => {
   const provider = assistant(server);
-  const { client } = await signedIn(server, provider, 'forge', { elicitation: { form: {} } });
+  const { client } = await signedIn(server, provider, 'forge', { capabilities: { elicitation: { form: {} } } });
   let asked!: () => void;
   const question = new Promise<void>((resolve) => (asked = resolve));
   // The person has not answered yet when the connection is revoked.
