@@ -1,13 +1,16 @@
 /**
  * Operator commands for OAuth clients: `client add` pre-registers a client (its id starts with
- * `reg_`, which no self-registered client can have), `client list` shows them. And for the
- * authorization server's keys: `keys list | add | activate | rotate | retire`.
+ * `reg_`, which no self-registered client can have), `client list` shows them, `client revoke`
+ * cuts a client off everywhere at once (checklist J4) and `client remove` also deletes its
+ * registration. And for the authorization server's keys: `keys list | add | activate | rotate |
+ * retire`.
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { JWK } from 'jose';
-import type { Db } from '../db/connect.js';
+import type { Db, DbOrTrx } from '../db/connect.js';
 import { appendAudit } from '../db/audit.js';
+import { revocationEvents, revokeConnections, type DbConnectionRow } from '../db/grant_store.js';
 import { cookieKeyFingerprint, describeInstance, liveInstances, LIVE_MS, type InstanceRow } from '../db/instances.js';
 import { COOKIE_KEYS, generateCookieKey, keysInOrder, loadOrCreateCookieKeys, STAGES, updateRing, type KeyRing } from '../db/secrets.js';
 import { generateSigningKeys, instanceKeysOf, loadOrCreateSigningKeys, sameKeys, SIGNING_KEYS } from './keys.js';
@@ -106,7 +109,83 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
       }
     },
   },
+
+  'client revoke': {
+    usage: 'client revoke <client_id>   (revokes its connections in every organization; people may connect it again)',
+    async run(open, args, { out, notify }) {
+      const clientId = oneClientId(args, 'client revoke');
+      const db = await open();
+      const { name, revoked } = await db.transaction(async (trx) => {
+        const { name } = await requireClient(trx, clientId);
+        return { name, revoked: await revokeEverywhere(trx, clientId, name, { record: 'client.revoke', reason: 'client revoked by an operator' }) };
+      });
+      await notify(revocationEvents(revoked));
+      out(revoked.length ? `revoked ${revoked.length} connection(s) of ${name}${inOrganizations(revoked)}` : `${name} has no live connections`);
+    },
+  },
+
+  'client remove': {
+    usage: 'client remove <client_id>   (revokes its connections everywhere and deletes its registration)',
+    async run(open, args, { out, notify }) {
+      const clientId = oneClientId(args, 'client remove');
+      const { clientKindOf } = await import('./clients.js');
+      if (clientKindOf(clientId) === 'metadata_document') {
+        throw new AppError('invalid_request', `${clientId} is a metadata-document client: its id is the URL of its metadata, which Portico fetches when it connects, so there is no registration to remove; client revoke revokes its connections`);
+      }
+      const db = await open();
+      const { name, revoked } = await db.transaction(async (trx) => {
+        const { name, registered } = await requireClient(trx, clientId);
+        if (!registered) throw new AppError('not_found', `no registered client ${clientId} (its connections remain: client revoke revokes them)`);
+        const revoked = await revokeEverywhere(trx, clientId, name, { record: 'client.remove', reason: 'client removed by an operator' });
+        // Its registration and what belongs to it. Access tokens stay, marked revoked (revokeConnection),
+        // so a client still holding one is told its connection was revoked, not that the token is unknown.
+        await trx('oidc_payloads').where({ client_id: clientId }).whereNot('model', 'AccessToken').delete();
+        return { name, revoked };
+      });
+      await notify(revocationEvents(revoked));
+      out(`removed ${name}${revoked.length ? `; revoked ${revoked.length} connection(s)${inOrganizations(revoked)}` : ''}`);
+    },
+  },
 };
+
+/** The one client id a `client revoke | remove` command names. */
+function oneClientId(args: string[], command: string): string {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  if (positionals.length !== 1) throw new UsageError(positionals.length ? `${command} takes one client id, got ${positionals.length}` : `${command} needs a client id (client list --all shows them)`);
+  return positionals[0];
+}
+
+/**
+ * The client's name as people saw it, and whether Portico holds its registration. A client known
+ * only by its connections (a metadata-document client, or one whose registration is gone) is
+ * found too; one never registered and never connected is not_found.
+ */
+async function requireClient(trx: DbOrTrx, clientId: string): Promise<{ name: string; registered: boolean }> {
+  const row: { payload: string } | undefined = await trx('oidc_payloads').where({ model: 'Client', id: clientId }).first('payload');
+  const metadata = row ? (JSON.parse(row.payload) as { client_name?: string }) : undefined;
+  const connection: { client_name: string | null } | undefined = await trx('connections').where({ client_id: clientId }).orderBy('created_at', 'desc').first('client_name');
+  if (!row && !connection) throw new AppError('not_found', `no client ${clientId} (client list --all shows them)`);
+  const name = metadata?.client_name ?? connection?.client_name;
+  return { name: name ? `${name} (${clientId})` : clientId, registered: !!row };
+}
+
+/**
+ * Revokes the client's live connections in every organization, each recorded in its own
+ * organization's audit log (revokeConnection), and records the command in the system log.
+ */
+async function revokeEverywhere(trx: DbOrTrx, clientId: string, name: string, { record, reason }: { record: string; reason: string }): Promise<DbConnectionRow[]> {
+  // In organization order, as the other commands that revoke in several take the audit chains' heads.
+  const live: DbConnectionRow[] = await trx('connections').where({ client_id: clientId }).whereNull('revoked_at').orderBy(['tenant_id', 'id']).select('*');
+  const revoked = await revokeConnections(trx, live, reason);
+  await appendAudit(trx, { tenantId: null, clientId, kind: 'admin', name: record, args: { client: name, revoked_connections: revoked.length }, outcome: 'ok' });
+  return revoked;
+}
+
+/** ` in <n> organization(s)`: how widely a client's revocation reached. */
+function inOrganizations(revoked: DbConnectionRow[]): string {
+  const organizations = new Set(revoked.map((c) => c.tenant_id)).size;
+  return ` in ${organizations} organization(s)`;
+}
 
 const STAGE_NOTES = 'current keys sign; next keys are published and sign after keys activate; previous keys only verify until keys retire. Each instance reads its keys when it starts.';
 

@@ -8,6 +8,7 @@
  */
 import { hash, randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
+import type { PorticoEvent } from '../shared/events.js';
 import { appendAudit } from './audit.js';
 import { dialectOf, type DbOrTrx } from './connect.js';
 import { newestFirstPage, type KeysetCursor, type KeysetPage } from './keyset.js';
@@ -257,6 +258,27 @@ export async function revokeConnection(
     product: connection.product, kind: 'auth', name: 'connection.revoke', args: { reason: actor.reason }, outcome: 'ok', requestId: actor.requestId,
   });
   return true;
+}
+
+/** Revokes each connection (revokeConnection) inside the caller's transaction; returns those it revoked, not those revoked before. */
+export async function revokeConnections(trx: DbOrTrx, connections: DbConnectionRow[], reason: string): Promise<DbConnectionRow[]> {
+  const revoked: DbConnectionRow[] = [];
+  // All of them before the first audit record: the record holds the chain head (lockConnections).
+  await lockConnections(trx, connections.map((c) => c.id));
+  for (const connection of connections) if (await revokeConnection(trx, connection, { reason })) revoked.push(connection);
+  return revoked;
+}
+
+/** The events that close revoked connections' sessions on every instance, published after commit. */
+export function revocationEvents(revoked: DbConnectionRow[]): PorticoEvent[] {
+  return revoked.map((c) => ({ type: 'connection.revoked' as const, connectionId: c.id, grantId: c.grant_id }));
+}
+
+/** What an operator's command revoked, for its one line of output: the first few connections by name (a suspension may revoke thousands). */
+export function revokedNote(revoked: DbConnectionRow[]): string {
+  if (!revoked.length) return '';
+  const named = revoked.slice(0, 5).map((c) => `${c.client_name ?? c.client_id} → ${c.product}`).join(', ');
+  return `; revoked ${revoked.length} connection(s): ${named}${revoked.length > 5 ? ` and ${revoked.length - 5} more (the audit log names each)` : ''}`;
 }
 
 /**

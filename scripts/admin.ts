@@ -12,7 +12,7 @@ import {
   addMembership, assertRole, createTenant, createUser, findUserByEmail, listTenants, listUsers, normaliseEmail, removeMembership, requireTenantBySlug,
   setMembershipRole, setPassword, setTenantSuspended, setUserDisabled, type DbTenantRow, type Role, type User,
 } from '../db/accounts.js';
-import { liveConnections, lockConnections, revokeConnection, type DbConnectionRow } from '../db/grant_store.js';
+import { liveConnections, lockConnections, revocationEvents, revokeConnections, revokedNote, type DbConnectionRow } from '../db/grant_store.js';
 import type { PorticoEvent } from '../shared/events.js';
 import { appendAudit, chainPages, formatCheckpoint, parseCheckpoint, verifyChain, verifyStoredChain, type AuditVerification, type Head } from '../db/audit.js';
 import { exportChunks, readExport } from '../db/audit_export.js';
@@ -86,11 +86,11 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const tenant = await requireTenantBySlug(db, slug);
       const { changed, revoked } = await db.transaction(async (trx) => {
         if (!(await setTenantSuspended(trx, tenant.id, true))) return { changed: false, revoked: [] };
-        const revoked = await revokeAll(trx, await liveConnections(trx, tenant.id), 'tenant suspended');
+        const revoked = await revokeConnections(trx, await liveConnections(trx, tenant.id), 'tenant suspended');
         await appendAudit(trx, { tenantId: tenant.id, kind: 'admin', name: 'tenant.suspend', args: { slug: tenant.slug, revoked_connections: revoked.length }, outcome: 'ok' });
         return { changed: true, revoked };
       });
-      await notify(revocationsOf(revoked));
+      await notify(revocationEvents(revoked));
       out(changed ? `suspended ${tenant.slug}${revokedNote(revoked)}` : `${tenant.slug} is already suspended`);
     },
   },
@@ -142,7 +142,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         const ended = await setPassword(trx, user.id, password);
         return { ended, revoked: await recordForPerson(trx, user, 'user.password', values['revoke-connections'] ? 'password reset' : undefined) };
       });
-      await notify(revocationsOf(revoked));
+      await notify(revocationEvents(revoked));
       out(`set a new password for ${user.email}; ended ${ended} sign-in session(s)${revokedNote(revoked)}`);
     },
   },
@@ -165,7 +165,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         const { changed, endedSignIns } = await setUserDisabled(trx, user.id, true);
         return { changed, endedSignIns, revoked: changed ? await recordForPerson(trx, user, 'user.disable', 'account disabled') : [] };
       });
-      await notify(revocationsOf(revoked));
+      await notify(revocationEvents(revoked));
       out(changed ? `disabled ${user.email}; ended ${endedSignIns} sign-in session(s)${revokedNote(revoked)}` : `${user.email} is already disabled`);
     },
   },
@@ -203,11 +203,11 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const { before, revoked } = await db.transaction(async (trx) => {
         const before = await setMembershipRole(trx, { userId: user.id, tenantId: tenant.id, role: role! });
         if (before === role) return { before, revoked: [] };
-        const revoked = role === 'admin' ? [] : await revokeAll(trx, await liveConnections(trx, tenant.id, { userId: user.id, products: adminsOnly }), 'role changed to member');
+        const revoked = role === 'admin' ? [] : await revokeConnections(trx, await liveConnections(trx, tenant.id, { userId: user.id, products: adminsOnly }), 'role changed to member');
         await appendAudit(trx, { tenantId: tenant.id, userId: user.id, kind: 'admin', name: 'member.role', args: { email: user.email, from: before, to: role, revoked_connections: revoked.length }, outcome: 'ok' });
         return { before, revoked };
       });
-      await notify(revocationsOf(revoked));
+      await notify(revocationEvents(revoked));
       out(before === role ? `${user.email} is already ${role} in ${tenant.slug}` : `${user.email} is now ${role} in ${tenant.slug}${revokedNote(revoked)}`);
     },
   },
@@ -217,11 +217,11 @@ export const COMMANDS: Record<string, AdminCommand> = {
       const { db, tenant, user } = await memberOptions(open, args, 'member remove', false);
       const revoked = await db.transaction(async (trx) => {
         const before = await removeMembership(trx, { userId: user.id, tenantId: tenant.id });
-        const revoked = await revokeAll(trx, await liveConnections(trx, tenant.id, { userId: user.id }), 'membership removed');
+        const revoked = await revokeConnections(trx, await liveConnections(trx, tenant.id, { userId: user.id }), 'membership removed');
         await appendAudit(trx, { tenantId: tenant.id, userId: user.id, kind: 'admin', name: 'member.remove', args: { email: user.email, role: before, revoked_connections: revoked.length }, outcome: 'ok' });
         return revoked;
       });
-      await notify(revocationsOf(revoked));
+      await notify(revocationEvents(revoked));
       out(`removed ${user.email} from ${tenant.slug}${revokedNote(revoked)}`);
     },
   },
@@ -318,7 +318,7 @@ async function recordForPerson(trx: DbOrTrx, user: User, name: string, revokeFor
   // Every organization's connections before any audit record (lockConnections).
   await lockConnections(trx, [...live.values()].flat().map((c) => c.id));
   for (const tenantId of logs) {
-    const here = tenantId && revokeFor ? await revokeAll(trx, live.get(tenantId) ?? [], revokeFor) : [];
+    const here = tenantId && revokeFor ? await revokeConnections(trx, live.get(tenantId) ?? [], revokeFor) : [];
     revoked.push(...here);
     await appendAudit(trx, { tenantId, userId: user.id, kind: 'admin', name, args: { email: user.email, revoked_connections: here.length }, outcome: 'ok' });
   }
@@ -345,27 +345,6 @@ async function memberOptions(open: () => Promise<Db>, args: string[], command: s
   const user = await findUserByEmail(db, values.email!);
   if (!user) throw new AppError('not_found', `no user ${normaliseEmail(values.email!)} (create one with user add)`);
   return { db, tenant, user, role };
-}
-
-/** Revokes each connection (its tokens, its grant, an audit record), inside the caller's transaction; returns those it revoked. */
-async function revokeAll(trx: DbOrTrx, connections: DbConnectionRow[], reason: string): Promise<DbConnectionRow[]> {
-  const revoked: DbConnectionRow[] = [];
-  // All of them before the first audit record: the record holds the chain head (db/grant_store.ts lockConnections).
-  await lockConnections(trx, connections.map((c) => c.id));
-  for (const connection of connections) if (await revokeConnection(trx, connection, { reason })) revoked.push(connection);
-  return revoked;
-}
-
-/** What a command revoked, for its one line of output: the first few connections by name (a suspension may revoke thousands). */
-function revokedNote(revoked: DbConnectionRow[]): string {
-  if (!revoked.length) return '';
-  const named = revoked.slice(0, 5).map((c) => `${c.client_name ?? c.client_id} → ${c.product}`).join(', ');
-  return `; revoked ${revoked.length} connection(s): ${named}${revoked.length > 5 ? ` and ${revoked.length - 5} more (the audit log names each)` : ''}`;
-}
-
-/** The events that close the revoked connections' sessions on every instance. */
-function revocationsOf(revoked: DbConnectionRow[]): PorticoEvent[] {
-  return revoked.map((c) => ({ type: 'connection.revoked' as const, connectionId: c.id, grantId: c.grant_id }));
 }
 
 /** Pauses before each new attempt to send a notification whose connection failed (ms), as db/notify.ts. */

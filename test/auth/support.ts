@@ -9,6 +9,9 @@ import { buildCatalog, defineProduct, type Catalog } from '../../shared/catalog.
 import { EventBus, type PorticoEvent } from '../../shared/events.js';
 import type { DbKind, TestDatabase } from '../helpers/db.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { runAdmin } from '../../scripts/admin.js';
+import { authenticateBearer } from '../../db/grant_store.js';
+import { isAppError } from '../../shared/errors.js';
 
 export const PASSWORD = 'correct horse battery staple';
 
@@ -102,4 +105,18 @@ export function streamedPost(url: string, body: string, headers: Record<string, 
       },
     }),
   } as RequestInit);
+}
+
+/** Runs the operator CLI (`npm run admin -- …`) on the server's database: its exit code and output. */
+export async function admin(server: AuthServer, ...argv: string[]): Promise<{ code: number; out: string; err: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runAdmin(argv, { out: (l) => out.push(l), err: (l) => err.push(l) }, { DATABASE_URL: server.database.url });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+/** How forge's resource server refuses an access token now (`code: message`), or undefined if it accepts it. */
+export async function refusal(server: AuthServer, token: string): Promise<string | undefined> {
+  const error = await authenticateBearer(server.portico.context.db, token, server.forge).then(() => undefined, (e: unknown) => e);
+  return isAppError(error) ? `${error.code}: ${error.message}` : undefined;
 }

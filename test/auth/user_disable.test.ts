@@ -5,21 +5,13 @@
  */
 import test from 'ava';
 import { runAdmin } from '../../scripts/admin.js';
-import { authenticateBearer } from '../../db/grant_store.js';
 import { isAppError } from '../../shared/errors.js';
 import { addMembership, createTenant, createUser, lockTenant, setMembershipRole, setUserDisabled } from '../../db/accounts.js';
 import { backendOf, createMigratedDatabase, databasesUnderTest, testOnEachDatabase, waitingFor } from '../helpers/db.js';
 import { authorizeWithPassword, CookieJar, follow, parseForm, postForm, refresh, registerClient, startAuthorization } from '../helpers/oauth.js';
-import { PASSWORD, startAuthServer, type AuthServer } from './support.js';
+import { admin, PASSWORD, refusal, startAuthServer, type AuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
-
-async function admin(server: AuthServer, ...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runAdmin(argv, { out: (l) => out.push(l), err: (l) => err.push(l) }, { DATABASE_URL: server.database.url });
-  return { code, out: out.join('\n'), err: err.join('\n') };
-}
 
 /** The first page an authorization in this browser lands on: the sign-in form, or consent when already signed in. */
 async function landing(server: AuthServer, jar: CookieJar, clientId: string) {
@@ -30,11 +22,6 @@ async function landing(server: AuthServer, jar: CookieJar, clientId: string) {
 async function signIn(server: AuthServer, jar: CookieJar, html: string) {
   const form = parseForm(html);
   return postForm(server.url, jar, form.action, [['csrf', form.csrf], ['email', 'alice@acme.example'], ['password', PASSWORD]]);
-}
-
-async function refusal(server: AuthServer, token: string): Promise<string | undefined> {
-  const error = await authenticateBearer(server.portico.context.db, token, server.forge).then(() => undefined, (e: unknown) => e);
-  return isAppError(error) ? `${error.code}: ${error.message}` : undefined;
 }
 
 for (const kind of databasesUnderTest()) {

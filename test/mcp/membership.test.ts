@@ -1,9 +1,9 @@
 /**
- * Membership changes and suspensions reach the MCP servers: `member remove`, `member role` and
- * `tenant suspend` (the admin CLI, a separate process from the server) revoke what may no longer
- * be held, on every database; the next call is refused and open GET streams close. Membership and
- * suspension are also read with every token, so a connection made in the moment before such a
- * change committed is refused too.
+ * Membership changes, suspensions and revoked clients reach the MCP servers: `member remove`,
+ * `member role`, `tenant suspend` and `client revoke` (the admin CLI, a separate process from the
+ * server) revoke what may no longer be held, on every database; the next call is refused and open
+ * GET streams close. Membership and suspension are also read with every token, so a connection
+ * made in the moment before such a change committed is refused too.
  */
 import type { ExecutionContext } from 'ava';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -71,6 +71,34 @@ mcpTest('removing a member revokes their connections in that organization: the n
   const revocations = await auditOf(server, 'acme', { name: 'connection.revoke', connection_id: acme.connection.id });
   t.deepEqual(revocations.map((r) => JSON.parse(r.args_redacted!)), [{ reason: 'membership removed' }]);
   t.is(await server.db('memberships').where({ user_id: server.users['multi@example.com'], tenant_id: server.tenants.acme.id }).first(), undefined);
+});
+
+mcpTest('revoking a client cuts off its connections in every organization: calls are refused and open streams close', async (t, server) => {
+  const clientId = 'dcr_editor';
+  const acme = await grant(server, { product: 'forge', tenant: 'acme', user: 'multi@example.com', scopes: ['forge.chat.read'], clientId });
+  const globex = await grant(server, { product: 'forge', tenant: 'globex', scopes: ['forge.chat.read'], clientId });
+  const other = await grant(server, { product: 'forge', tenant: 'acme', user: 'multi@example.com', scopes: ['forge.chat.read'] });
+  const streams = [await openStream(server, acme.token, 'forge'), await openStream(server, globex.token, 'forge')];
+  for (const { token } of [acme, globex]) t.is((await rawCall(server, token, 'forge', 'tools/call', LIST)).status, 200);
+
+  const heard = new Set<string>();
+  const bothHeard = new Promise<void>((resolve) => server.events.on((event) => {
+    if (event.type === 'connection.revoked') heard.add(event.connectionId);
+    if (heard.size === 2) resolve();
+  }));
+  const revoked = await cli(server, ['client', 'revoke', clientId]);
+  t.is(revoked.code, 0, revoked.err);
+  t.is(revoked.out, `revoked 2 connection(s) of Test client (${clientId}) in 2 organization(s)`);
+
+  await bothHeard;
+  t.deepEqual([...heard].sort(), [acme.connection.id, globex.connection.id].sort());
+  for (const stream of streams) t.true(await stream.ended, 'the GET stream closed');
+  for (const { token } of [acme, globex]) assertRevoked(t, await rawCall(server, token, 'forge', 'tools/call', LIST), /revoked/);
+  t.is((await rawCall(server, other.token, 'forge', 'tools/call', LIST)).status, 200, 'another client of the same person is untouched');
+  for (const [tenant, { connection }] of [['acme', acme], ['globex', globex]] as const) {
+    const revocations = await auditOf(server, tenant, { name: 'connection.revoke', connection_id: connection.id });
+    t.deepEqual(revocations.map((r) => JSON.parse(r.args_redacted!)), [{ reason: 'client revoked by an operator' }]);
+  }
 });
 
 mcpTest('a connection whose person is no longer a member is refused even if nothing revoked it', async (t, server) => {
