@@ -56,13 +56,30 @@ for (const kind of databasesUnderTest()) {
       const html = page.html!;
       for (const label of ['<label for="tenant">Organization</label>', '>Allow</button>', '>Deny</button>']) t.true(html.includes(label), label);
       t.regex(html, /registered itself — not verified/);
-      t.regex(html, /Returns you to<\/dt><dd><strong>app\.example<\/strong>/);
+      t.regex(html, /Returns you to<\/dt><dd><strong>app\.example<\/strong><\/dd>/, 'an https redirect URI carries no loopback warning');
       t.true(html.includes(clientId));
       t.regex(html, /Read your conversations<code>forge\.chat\.read<\/code>/);
       t.regex(html, /Write messages in your conversations<code>forge\.chat\.write<\/code>/);
       const form = parseForm(html);
       t.deepEqual(form.organizations.map((o) => o.slug), ['acme', 'globex'], 'exactly the person\'s organizations');
       t.deepEqual(form.scopes, scopes);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`a loopback redirect URI is shown with its port and marked as an app on this computer [${kind}]`, async (t) => {
+    // MCP authorization, "Localhost Redirect URI Risks": any local program can listen on a loopback
+    // port, so the page says where the code goes and that it is not a web site (checklist G2).
+    const server = await startAuthServer(kind);
+    try {
+      for (const host of ['127.0.0.1', '[::1]', 'localhost']) {
+        const { client_id: clientId } = await registerClient(server.url, { client_name: 'Local App', redirect_uris: [`http://${host}/callback`] });
+        const { page } = await toConsent(server, 'alice@acme.example', { clientId, redirectUri: `http://${host}:54321/callback` });
+        t.regex(page.html ?? '', /name="decision"/, host);
+        const returnsTo = /Returns you to<\/dt><dd>(.*?)<\/dd>/.exec(page.html ?? '')?.[1] ?? '';
+        t.is(returnsTo, `<strong>${host}:54321</strong> <span class="badge warn">an app on this computer</span>`, host);
+      }
     } finally {
       await server.close();
     }
