@@ -88,6 +88,38 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`an authorization error for a metadata-document client is a page with a way back, not a redirect [${kind}]`, async (t) => {
+    // A client ID metadata document is whatever anyone hosts at an https URL: its redirect URIs are
+    // no more vouched for than a self-registered client's (checklist A5(b)).
+    const clientId = 'https://client.example/oauth/metadata.json';
+    const fetchDocument = async (input: string | URL | Request) => {
+      if (String(input instanceof Request ? input.url : input) !== clientId) return new Response('not found', { status: 404 });
+      return Response.json({ client_id: clientId, client_name: 'Hosted Anywhere', redirect_uris: ['https://c.example/cb'], token_endpoint_auth_method: 'none' });
+    };
+    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
+    try {
+      const request = { clientId, redirectUri: 'https://c.example/cb', resource: server.forge, scopes };
+      for (const [label, error, attempt] of [
+        ['no PKCE', 'invalid_request', await startAuthorization(server.url, { ...request, pkce: null })],
+        ['an unknown scope', 'invalid_scope', await startAuthorization(server.url, { ...request, scopes: ['bogus'] })],
+      ] as const) {
+        t.is(attempt.response.headers.get('location'), null, label);
+        t.regex(await attempt.response.clone().text(), /Hosted Anywhere/, label);
+        const back = await errorReturnOf(attempt.response);
+        t.is(`${back.origin}${back.pathname}`, 'https://c.example/cb', label);
+        t.is(back.searchParams.get('error'), error, label);
+        t.is(back.searchParams.get('state'), attempt.state, label);
+        t.is(back.searchParams.get('iss'), server.url, label);
+      }
+      // The valid request goes to sign-in as before.
+      const valid = await startAuthorization(server.url, request);
+      t.is(valid.response.status, 303);
+      t.regex(valid.pageUrl, /\/oauth\/interaction\//);
+    } finally {
+      await server.close();
+    }
+  });
+
   test(`a loopback redirect URI works on any port, but only with the same scheme, host and path [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
