@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
 import { hashPassword, verifyPassword } from '../shared/passwords.js';
+import { UNSHOWABLE } from '../shared/unshowable.js';
 import { dialectOf, type DbOrTrx } from './connect.js';
 import { translate } from './errors.js';
 
@@ -60,10 +61,15 @@ export function assertRole(role: string): asserts role is Role {
   }
 }
 
+/** Why a name shown to people (an organization's, a person's) is refused: the words of the products' names (mcp/products/common.ts nameArg). */
+const UNSHOWABLE_RULE = 'must not contain control or format characters (such as zero-width or bidirectional marks)';
+
 export async function createTenant(db: DbOrTrx, input: { slug: string; name: string }): Promise<DbTenantRow> {
   assertSlug(input.slug);
   const name = input.name.trim();
   if (!name || name.length > 200) throw new AppError('invalid_request', 'tenant name must be 1-200 characters');
+  // Shown as stored on the consent page, in the console and in prompts, as a client's name is (auth/clients.ts).
+  if (UNSHOWABLE.test(name)) throw new AppError('invalid_request', `tenant name ${UNSHOWABLE_RULE}`);
   const row: DbTenantRow = { id: randomUUID(), slug: input.slug, name, created_at: Date.now(), suspended_at: null };
   await translate(() => db('tenants').insert(row), { conflict: `tenant "${input.slug}" already exists` });
   return row;
@@ -122,6 +128,7 @@ export async function createUser(db: DbOrTrx, input: { email: string; password: 
   // The column holds 200 characters (PostgreSQL refuses more; SQLite would store them).
   const displayName = input.displayName?.trim() || null;
   if (displayName && displayName.length > 200) throw new AppError('invalid_request', 'display name must be at most 200 characters');
+  if (displayName && UNSHOWABLE.test(displayName)) throw new AppError('invalid_request', `display name ${UNSHOWABLE_RULE}`);
   const row: DbUserRow = {
     id: randomUUID(),
     email,
