@@ -13,7 +13,7 @@ import { AppError } from './errors.js';
 export interface ClientConfigRequest {
   /** Product ids; empty or absent means every product that is live now (or the products of `tools`). */
   products?: readonly string[];
-  /** Tool names `<product>.<verb_noun>`; a product with tools named gets exactly their scopes. */
+  /** Tool names `<product>.<verb_noun>`; a product with tools named gets exactly their scopes. Given, it must name one (invalid_request). */
   tools?: readonly string[];
   /** Only read scopes: every read scope of the product, or the chosen tools' (which must all be read tools). */
   readOnly?: boolean;
@@ -61,6 +61,13 @@ export function buildClientConfig(catalog: Catalog, urls: { authUrl: string; mcp
     throw new AppError('invalid_request', 'the name prefix may only use letters, digits, "_", "." and "-" (at most 40)', { details: { field: 'name_prefix' } });
   }
 
+  // Given but naming nothing (an empty variable, a stray comma) is a mistake, not "no tools named":
+  // that would answer with every scope, the widest set, to a request for the tightest one.
+  if (request.tools && !request.tools.length) {
+    throw new AppError('invalid_request', 'tools names no tool: give tool names separated by commas (e.g. aegis.list_findings), or leave it out for every scope of the product', {
+      details: { field: 'tools' },
+    });
+  }
   const toolsByProduct = new Map<string, string[]>();
   for (const name of unique(request.tools ?? [])) {
     const product = catalog.products.find((p) => p.tools.some((tool) => tool.name === name));
@@ -121,8 +128,12 @@ function requireLive(catalog: Catalog, id: string): void {
   }
 }
 
-/** A comma-separated list as a CLI flag or query parameter gives it: trimmed, no empties, no duplicates. */
-export function parseList(value: string | readonly string[] | undefined): string[] {
+/**
+ * A comma-separated list as a CLI flag or query parameter gives it: trimmed, no empties, no
+ * duplicates; undefined when it was not given (an empty list is one given that names nothing).
+ */
+export function parseList(value: string | readonly string[] | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
   const parts = (typeof value === 'string' ? [value] : value ?? []).flatMap((v) => v.split(','));
   return unique(parts.map((p) => p.trim()).filter(Boolean));
 }

@@ -192,6 +192,19 @@ test('the CLI exits 2 on a configuration error, like the server and the admin CL
   }
 });
 
+test('a --tools that names no tool is refused with exit 2, not widened to every scope of every product', async (t) => {
+  // An empty list (an unset shell variable, a stray comma) asked for the tightest scopes and got
+  // every write scope of every live product.
+  for (const tools of ['', ',', ' , ']) {
+    const result = await cli(['--tools', tools]);
+    t.is(result.code, 2, `--tools '${tools}': ${result.stdout.slice(0, 200)}`);
+    t.is(result.stdout, '');
+    t.regex(result.stderr, /^error: tools names no tool: give tool names separated by commas/, `--tools '${tools}'`);
+  }
+  const withProduct = await cli(['--products', 'aegis', '--tools', ',']);
+  t.is(withProduct.code, 2, withProduct.stdout.slice(0, 200));
+});
+
 testOnEachDatabase('the CLI reads which products are live from the database: midas once shipped', async (t, { db, url }) => {
   const before = await cli(['--products', 'midas'], { DATABASE_URL: url });
   t.is(before.code, 2);
@@ -251,6 +264,17 @@ mcpTest('client_config refuses bad input with a stable code, and the server keep
   t.is(post.status, 405);
   t.is(post.headers.get('allow'), 'GET, HEAD');
   t.is((await fetch(`${server.mcpUrl}/aegis/client_config`)).status, 200);
+});
+
+mcpTest('client_config refuses a tools parameter that names no tool, rather than answer with every scope', async (t, server) => {
+  for (const query of ['tools=', 'tools=,', 'tools=%20', 'tools=&tools=']) {
+    const response = await fetch(`${server.mcpUrl}/aegis/client_config?${query}`);
+    const body = (await response.json()) as any;
+    t.is(response.status, 400, `${query}: ${JSON.stringify(body).slice(0, 200)}`);
+    t.is(body.error?.code, 'invalid_request', query);
+    t.regex(body.error?.message ?? '', /^tools names no tool/, query);
+  }
+  t.is((await fetch(`${server.mcpUrl}/aegis/client_config`)).status, 200, 'no tools parameter: every scope of the product, as documented');
 });
 
 mcpTest('client_config follows the surface: midas is offered once it ships', async (t, server) => {
