@@ -6,7 +6,7 @@
  * retire`.
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
+import { parseArgs } from '../shared/cli_args.js';
 import type { JWK } from 'jose';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { appendAudit } from '../db/audit.js';

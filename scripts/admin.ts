@@ -1,9 +1,10 @@
 /**
  * Operator CLI: `npm run admin -- <command>`. Errors print one clear line and exit non-zero (EXIT);
  * every command runs in one transaction, so a failure writes nothing. Options are parsed strictly:
- * an unknown option or an unexpected argument is a usage error, never ignored.
+ * an unknown option, an unexpected argument or an option given twice (shared/cli_args.ts) is a
+ * usage error, never ignored.
  */
-import { parseArgs } from 'node:util';
+import { parseArgs } from '../shared/cli_args.js';
 import { ConfigError, loadConfig, type DatabaseConfig } from '../shared/config.js';
 import { AppError, isAppError, UsageError } from '../shared/errors.js';
 import { connectDatabase, type Db, type DbOrTrx } from '../db/connect.js';

@@ -1,0 +1,19 @@
+/**
+ * node:util parseArgs for the operator CLI, with one refusal more: an option that takes one value,
+ * given twice, is a UsageError naming it. parseArgs keeps the last value and drops the first
+ * without a word (`user disable --email a --email b` would disable b alone), where a mistyped
+ * command line must be refused, never half-read (as the console refuses a query parameter given twice).
+ */
+import { parseArgs as parseNodeArgs, type ParseArgsConfig } from 'node:util';
+import { UsageError } from './errors.js';
+
+export function parseArgs<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseNodeArgs<T>> {
+  const { tokens } = parseNodeArgs({ ...config, tokens: true });
+  const given = new Set<string>();
+  for (const token of tokens ?? []) {
+    if (token.kind !== 'option' || config.options?.[token.name]?.multiple) continue;
+    if (given.has(token.name)) throw new UsageError(`--${token.name} may be given once`);
+    given.add(token.name);
+  }
+  return parseNodeArgs(config);
+}
