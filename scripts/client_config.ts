@@ -9,13 +9,14 @@
  * request (unknown or roadmap product, unknown tool …), 1 anything unexpected.
  */
 import fs from 'node:fs';
-import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { buildCatalog, type Catalog } from '../shared/catalog.js';
+import { parseArgs } from '../shared/cli_args.js';
 import { buildClientConfig, parseList } from '../shared/client_config.js';
 import { ConfigError, loadConfig, type Config } from '../shared/config.js';
 import { isAppError } from '../shared/errors.js';
 import { connectDatabase } from '../db/connect.js';
+import { describeDatabaseFailure } from '../db/errors.js';
 import { surfaceOverrides } from '../db/surfaces.js';
 import { PRODUCTS } from '../mcp/products/index.js';
 
@@ -97,7 +98,7 @@ async function catalogWithSurfaces(config: Config, io: CliIo): Promise<Catalog> 
     const overrides = (await db.schema.hasTable('surfaces')) ? await surfaceOverrides(db) : new Map();
     return buildCatalog(PRODUCTS, (id) => (overrides.get(id) ?? PRODUCTS.find((p) => p.id === id)?.status) === 'live');
   } catch (error) {
-    io.err(`warning: could not read which products are live from the database (${(error as Error).message}); using the declared statuses`);
+    io.err(`warning: could not read which products are live from the database (${describeDatabaseFailure(error) ?? (error as Error).message}); using the declared statuses`);
     return buildCatalog(PRODUCTS, declared);
   } finally {
     await db.destroy();

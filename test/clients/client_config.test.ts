@@ -205,6 +205,24 @@ test('a --tools that names no tool is refused with exit 2, not widened to every 
   t.is(withProduct.code, 2, withProduct.stdout.slice(0, 200));
 });
 
+test('a --products that names no product is refused with exit 2, not widened to every live product', async (t) => {
+  for (const products of ['', ',', ' , ']) {
+    const result = await cli(['--products', products]);
+    t.is(result.code, 2, `--products '${products}': ${result.stdout.slice(0, 200)}`);
+    t.is(result.stdout, '');
+    t.regex(result.stderr, /^error: products names no product: give product ids separated by commas/, `--products '${products}'`);
+  }
+  t.is((await cli(['--products', 'aegis,'])).code, 0, 'a stray comma beside a product is harmless');
+});
+
+test('a --name-prefix given twice is refused with exit 2, not the last one taken', async (t) => {
+  const result = await cli(['--products', 'aegis', '--name-prefix', 'acme-', '--name-prefix', 'globex-']);
+  t.is(result.code, 2, result.stdout.slice(0, 200));
+  t.is(result.stdout, '');
+  t.regex(result.stderr, /^error: --name-prefix may be given once\n\nusage: npm run client-config/);
+  t.is((await cli(['--products', 'aegis', '--products', 'forge'])).code, 0, '--products and --tools may be repeated, their lists joined');
+});
+
 testOnEachDatabase('the CLI reads which products are live from the database: midas once shipped', async (t, { db, url }) => {
   const before = await cli(['--products', 'midas'], { DATABASE_URL: url });
   t.is(before.code, 2);
