@@ -393,10 +393,14 @@ async function changeSurface(open: () => Promise<Db>, args: string[], status: 'l
   const known = PRODUCTS.find((p) => p.id === product);
   if (!known) throw new AppError('not_found', `no product "${product}"; products: ${PRODUCTS.map((p) => p.id).join(', ')}`);
   const db = await open();
-  await db.transaction(async (trx) => {
+  const changed = await db.transaction(async (trx) => {
+    // Already so: nothing to record or announce (the instances' polls keep them in step).
+    if (((await surfaceOverrides(trx)).get(product) ?? known.status) === status) return false;
     await setSurfaceStatus(trx, product, status);
     await appendAudit(trx, { tenantId: null, kind: 'admin', name: `surface.${verb}`, product, args: { product }, outcome: 'ok' });
+    return true;
   });
+  if (!changed) return out(`${product} is already ${status}`);
   // Running instances hear it at once (should the message be lost, they poll every few seconds).
   await notify([{ type: 'surface.changed', product, status }]);
   out(`${product} is now ${status}`);

@@ -39,10 +39,16 @@ for (const kind of databasesUnderTest()) {
       const audit = await database.db('audit_log').where({ name: 'surface.ship' }).first();
       t.like(audit, { kind: 'admin', product: 'midas', outcome: 'ok', tenant_id: null });
 
+      // Shipped again, or forge (live as declared) shipped: said so, nothing recorded or announced.
+      for (const product of ['midas', 'forge']) t.deepEqual((await cli(database.url, ['surface', 'ship', product])).out, [`${product} is already live`]);
+      t.deepEqual((await cli(database.url, ['surface', 'unship', 'forge'])).out, ['forge is now roadmap']);
+      t.deepEqual((await cli(database.url, ['surface', 'unship', 'forge'])).out, ['forge is already roadmap']);
+      t.deepEqual((await database.db('audit_log').where({ kind: 'admin' }).orderBy('seq').select('name', 'product')).map((r) => `${r.name} ${r.product}`), ['surface.ship midas', 'surface.unship forge']);
+
       const unknown = await cli(database.url, ['surface', 'ship', 'zeus']);
       t.not(unknown.code, 0);
       t.regex(unknown.err[0], /^error: no product "zeus"/);
-      t.is(Number((await database.db('surfaces').count({ n: '*' }).first())?.n), 1, 'nothing written for an unknown product');
+      t.is(Number((await database.db('surfaces').count({ n: '*' }).first())?.n), 2, 'nothing written for an unknown product');
     } finally {
       stop();
       await relay?.close();
