@@ -61,16 +61,11 @@ export function buildClientConfig(catalog: Catalog, urls: { authUrl: string; mcp
     throw new AppError('invalid_request', 'the name prefix may only use letters, digits, "_", "." and "-" (at most 40)', { details: { field: 'name_prefix' } });
   }
 
-  // Given but naming nothing (an empty variable, a stray comma) is a mistake, not "none named":
-  // that would answer with every scope (every live product), the widest set, to a request for the tightest one.
+  // Given but naming nothing (an empty variable, a stray comma) is a mistake, not "no tools named":
+  // that would answer with every scope, the widest set, to a request for the tightest one.
   if (request.tools && !request.tools.length) {
     throw new AppError('invalid_request', 'tools names no tool: give tool names separated by commas (e.g. aegis.list_findings), or leave it out for every scope of the product', {
       details: { field: 'tools' },
-    });
-  }
-  if (request.products && !request.products.length) {
-    throw new AppError('invalid_request', 'products names no product: give product ids separated by commas (e.g. forge,aegis), or leave it out for every live product', {
-      details: { field: 'products' },
     });
   }
   const toolsByProduct = new Map<string, string[]>();
