@@ -243,6 +243,7 @@ export const COMMANDS: Record<string, AdminCommand> = {
         if (values.tenant !== undefined) throw new UsageError('audit verify takes --tenant or --file, not both');
         const checkpoint = checkpointOption(values.checkpoint);
         const file = values.file!;
+        if (!file.trim()) throw new UsageError('audit verify --file needs the path of an export');
         const result = await verifyChain(readExport(file), undefined, checkpoint).catch((error: Error) => {
           throw new AppError('invalid_request', `cannot read ${file}: ${error.message}`, { cause: error });
         });

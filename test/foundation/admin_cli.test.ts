@@ -262,6 +262,11 @@ test('audit verify --file refuses an empty export and a CSV header alone: nothin
     const missing = await cli('sqlite::memory:', ['audit', 'verify', '--file', path.join(dir, 'nope.jsonl')]);
     t.is(missing.code, 1);
     t.regex(missing.err, /^error: cannot read .*nope\.jsonl: ENOENT/);
+    for (const argv of [['--file', ''], ['--file=  ']]) {
+      const blank = await cli('sqlite::memory:', ['audit', 'verify', ...argv]);
+      t.is(blank.code, 2, argv.join(' '));
+      t.regex(blank.err, /^error: audit verify --file needs the path of an export\nusage: npm run admin -- audit verify /, argv.join(' '));
+    }
     const both = await cli('sqlite::memory:', ['audit', 'verify', '--file', empty, '--tenant', 'acme']);
     t.is(both.code, 2);
     t.regex(both.err, /^error: audit verify takes --tenant or --file, not both\nusage: /);
