@@ -14,6 +14,8 @@ export const DYNAMIC_PREFIX = 'dcr_';
 
 export const MAX_REDIRECT_URIS = 10;
 export const MAX_METADATA_BYTES = 16 * 1024;
+/** Client metadata is a few levels deep (jwks.keys[].x5c[]); deeper is hostile, and JSON.stringify would overflow the stack. */
+const MAX_METADATA_DEPTH = 64;
 /** What a consent page and the console can show of a client's name. */
 const MAX_CLIENT_NAME = 200;
 
@@ -59,6 +61,18 @@ function assertShowableName(name: unknown): void {
 /** oidc-provider's InvalidRedirectUri ignores a message and says "did not match", which is the authorize step's wording. */
 function withDescription<E extends Error>(error: E, description: string): E {
   return Object.assign(error, { error_description: description });
+}
+
+/** Whether `value` is nested deeper than `max` levels; iterative, to survive what a recursive walk would not. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [item, depth] = stack.pop()!;
+    if (!item || typeof item !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** The answer registrationGuard gives a declared Content-Length over the cap (RFC 7591 leaves it to us). */
@@ -175,6 +189,7 @@ export function extraClientMetadata(knownScopes?: readonly string[]): NonNullabl
       if (ctx?.oidc?.route === 'registration') {
         // The request as sent, unknown properties included: a body streamed without Content-Length
         // passes registrationGuard's check of the declared length (auth/index.ts).
+        if (nestedDeeperThan(ctx.oidc.body, MAX_METADATA_DEPTH)) throw new errors.InvalidRequest(`client metadata must not be nested deeper than ${MAX_METADATA_DEPTH} levels`);
         if (Buffer.byteLength(JSON.stringify(ctx.oidc.body ?? {})) > MAX_METADATA_BYTES) throw tooLarge();
         if (Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
           throw new errors.InvalidClientMetadata(`client metadata must be at most ${MAX_METADATA_BYTES} bytes`);

@@ -101,6 +101,30 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`a registration nested deeper than 64 levels is invalid_request, not a server error, and writes nothing [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const before = await rowCounts(server);
+      // Levels counted from the body itself: `{"x": [...]}` holding n arrays is n + 1 deep.
+      const nested = (arrays: number) => `{"redirect_uris":["https://c.example/cb"],"x":${'['.repeat(arrays)}${']'.repeat(arrays)}}`;
+      for (const arrays of [7_000, 64]) {
+        const body = nested(arrays);
+        t.true(Buffer.byteLength(body) < 16 * 1024, 'under the size cap: the depth alone is refused');
+        const response = await register(server.url, body);
+        t.is(response.status, 400, `${arrays} arrays`);
+        const answer = (await response.json()) as { error: string; error_description: string };
+        t.is(answer.error, 'invalid_request', `${arrays} arrays`);
+        t.is(answer.error_description, 'client metadata must not be nested deeper than 64 levels');
+      }
+      t.deepEqual(await rowCounts(server), before);
+      t.is((await register(server.url, nested(63))).status, 201, '64 levels are accepted (the unknown property is dropped)');
+      t.is((await fetch(`${server.url}/healthz`)).status, 200, 'still serving');
+      t.false(server.logs.some((line) => JSON.parse(line).level === 'error'), 'no server error logged');
+    } finally {
+      await server.close();
+    }
+  });
+
   test(`the token, revocation and introspection endpoints answer a body over their cap with 413, and a method they do not answer with 405 [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
