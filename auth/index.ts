@@ -226,7 +226,7 @@ const DISCOVERY = ['/.well-known/oauth-authorization-server', '/.well-known/open
 /**
  * The methods each of the provider's fixed endpoints answers; another method is 405 with `Allow`,
  * not a 404. OPTIONS is the CORS preflight, which oidc-provider answers at every endpoint a browser
- * script may call.
+ * script may call; methodGuard answers any other OPTIONS with the list.
  */
 const ENDPOINT_METHODS = new Map<string, string[]>([
   [ROUTES.token, ['POST', 'OPTIONS']],
@@ -260,6 +260,12 @@ function readableByScripts(ctx: Koa.Context): void {
 
 const methodGuard: Koa.Middleware<PorticoState> = async (ctx, next) => {
   const allowed = ENDPOINT_METHODS.get(routedPath(ctx.path));
+  if (ctx.method === 'OPTIONS' && allowed?.includes('OPTIONS') && !(ctx.get('origin') && ctx.get('access-control-request-method'))) {
+    // Not a preflight, which oidc-provider passes on to a bare 404 "Not Found" (RFC 9110 §9.3.7).
+    ctx.status = 204;
+    ctx.set('Allow', allowed.join(', '));
+    return;
+  }
   if (!allowed || allowed.includes(ctx.method) || (ctx.method === 'HEAD' && allowed.includes('GET'))) return next();
   readableByScripts(ctx);
   ctx.status = 405;

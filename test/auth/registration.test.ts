@@ -163,6 +163,38 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`an OPTIONS request that is not a CORS preflight gets 204 with Allow at every endpoint that lists OPTIONS, not a bare 404 [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const endpoints = [
+        ['/oauth/token', 'POST, OPTIONS'], ['/oauth/revoke', 'POST, OPTIONS'], ['/oauth/introspect', 'POST, OPTIONS'], ['/oauth/register', 'POST, OPTIONS'],
+        ['/oauth/jwks', 'GET, HEAD, OPTIONS'], ['/.well-known/oauth-authorization-server', 'GET, HEAD, OPTIONS'], ['/.well-known/openid-configuration', 'GET, HEAD, OPTIONS'],
+        ['/OAUTH/Token/', 'POST, OPTIONS'],
+      ] as const;
+      // No Origin (a server-side client asking what the endpoint allows), or an Origin without
+      // Access-Control-Request-Method: neither is a preflight (Fetch, "CORS-preflight request").
+      for (const headers of [{}, { origin: 'https://app.example' }] as Array<Record<string, string>>) {
+        for (const [path, allow] of endpoints) {
+          const label = `OPTIONS ${path} ${JSON.stringify(headers)}`;
+          const response = await fetch(`${server.url}${path}`, { method: 'OPTIONS', headers });
+          t.is(response.status, 204, `${label}: ${await response.text()}`);
+          if (path !== '/oauth/register') t.is(response.headers.get('allow'), allow, label);
+        }
+      }
+      // A real preflight is still oidc-provider's, with its CORS headers.
+      const preflight = await fetch(`${server.url}/oauth/token`, { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' } });
+      t.is(preflight.status, 204);
+      t.is(preflight.headers.get('access-control-allow-origin'), 'https://app.example');
+      t.regex(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+      // The authorization endpoint does not list OPTIONS: 405 as before.
+      const authorize = await fetch(`${server.url}/oauth/authorize`, { method: 'OPTIONS' });
+      t.is(authorize.status, 405);
+      t.is(authorize.headers.get('allow'), 'GET');
+    } finally {
+      await server.close();
+    }
+  });
+
   test(`registration is rate limited per address with Retry-After [${kind}]`, async (t) => {
     const server = await startAuthServer(kind, { auth: { registrationsPerMinute: 3 } });
     try {
