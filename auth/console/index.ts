@@ -265,6 +265,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const session = await sessionOf(ctx);
       if (!session) throw new AppError('unauthenticated', 'sign in first');
       const form = await postForm(ctx, sessionBinding(session));
+      // As the consent page answers it (auth/interactions.ts): no choice is not someone else's organization.
+      if (!form.get('tenant')) throw new AppError('invalid_request', 'Choose an organization.');
       const memberships = await membershipsOf(context.db, session.userId);
       const chosen = memberships.find((m) => m.tenant_slug === form.get('tenant'));
       if (!chosen) throw new AppError('forbidden', 'you are not a member of that organization');

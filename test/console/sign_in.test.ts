@@ -150,6 +150,35 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`an organization choice posted without an organization is invalid_request, not "not a member"; the session is kept [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    try {
+      const { db } = f.server.portico.context;
+      const browser = new Session(f.server.url);
+      const login = await browser.request('/api/mcp/login');
+      await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(login.text), email: 'multi@example.com', password: PASSWORD } });
+      const choose = await browser.request('/api/mcp/organization');
+      const csrf = Session.csrfOf(choose.text);
+      for (const form of [{ csrf }, { csrf, tenant: '' }] as Array<Record<string, string>>) {
+        const label = JSON.stringify(Object.keys(form));
+        const refused = await browser.request('/api/mcp/organization', { form });
+        t.is(refused.status, 400, label);
+        t.regex(refused.text, /invalid_request/, label);
+        t.regex(refused.text, /Choose an organization\./, label);
+        t.notRegex(refused.text, /not a member/, label);
+      }
+      // Naming an organization the person is not in is still forbidden.
+      const foreign = await browser.request('/api/mcp/organization', { form: { csrf, tenant: 'initech' } });
+      t.is(foreign.status, 403);
+      t.regex(foreign.text, /forbidden/);
+      t.deepEqual((await db('console_sessions').where({ user_id: f.users.multi }).select('tenant_id')).map((s: { tenant_id: string | null }) => s.tenant_id), [null], 'still the signed-in session, no organization chosen');
+      const chosen = await browser.request('/api/mcp/organization', { form: { csrf, tenant: 'acme' } });
+      t.is(chosen.location, '/api/mcp/connections', 'the same form then chooses');
+    } finally {
+      await f.close();
+    }
+  });
+
   test(`switching organizations keeps the sign-in's end: the 12 hours are not renewed [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     try {
