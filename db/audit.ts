@@ -645,7 +645,9 @@ export function formatCheckpoint(place: Head): string {
 /** Reads `seq:hash` (a record's seq from 1, its 64-hex-digit hash); undefined when it is not that. */
 export function parseCheckpoint(text: string): Head | undefined {
   const match = /^([1-9][0-9]{0,15}):([0-9a-f]{64})$/.exec(text.trim().toLowerCase());
-  return match ? { seq: Number(match[1]), hash: match[2] } : undefined;
+  const seq = Number(match?.[1]);
+  // 16 digits can pass 2^53, where a number no longer holds the seq written (9007199254740993 reads …992).
+  return match && Number.isSafeInteger(seq) ? { seq, hash: match[2] } : undefined;
 }
 
 /** The stored chain head of a tenant (seq 0 and the genesis hash before its first record). */

@@ -33,7 +33,8 @@ test('checkpoints are read as seq:hash and nothing else', (t) => {
   t.deepEqual(parseCheckpoint(`42:${hash}`), { seq: 42, hash });
   t.deepEqual(parseCheckpoint(` 42:${hash.toUpperCase()}\n`), { seq: 42, hash }, 'copied with spaces, or in capitals');
   t.is(formatCheckpoint({ seq: 42, hash }), `42:${hash}`);
-  for (const bad of ['', '42', `0:${hash}`, `042:${hash}`, `-1:${hash}`, `42:${hash.slice(1)}`, `42:${hash}0`, `42:${'g'.repeat(64)}`, `4 2:${hash}`, `42;${hash}`, `99999999999999999:${hash}`]) {
+  t.deepEqual(parseCheckpoint(`9007199254740991:${hash}`), { seq: Number.MAX_SAFE_INTEGER, hash }, 'the largest seq a number holds exactly');
+  for (const bad of ['', '42', `0:${hash}`, `042:${hash}`, `-1:${hash}`, `42:${hash.slice(1)}`, `42:${hash}0`, `42:${'g'.repeat(64)}`, `4 2:${hash}`, `42;${hash}`, `99999999999999999:${hash}`, `9007199254740993:${hash}`]) {
     t.is(parseCheckpoint(bad), undefined, bad);
   }
 });
