@@ -36,6 +36,12 @@ export function readBody(ctx: Context, limit: number): Promise<string> {
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > limit) return Promise.reject(new AppError('payload_too_large', `request body exceeds ${limit} bytes`));
   const req = ctx.req;
+  // Nothing here decompresses: a compressed body read as text would fail as malformed, blaming the
+  // sender's JSON for its coding (RFC 9110 §8.4: an unsupported coding is 415).
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    return Promise.reject(new AppError('unsupported_media_type', `Content-Encoding ${coding.slice(0, 40)} is not supported: send the body uncompressed`));
+  }
   if (req.readableEnded) return Promise.resolve('');
   // Its client went away before the body was asked for (while its token was checked): the stream
   // has ended without 'end' and sends no event any more, so waiting for one would never answer.

@@ -5,6 +5,7 @@
  * nothing, and the server keeps serving.
  */
 import net from 'node:net';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { auditOf, blinkSurface, grant, MCP_HEADERS, mcpTest, openSession, rawCall, rawPost, type McpTestServer } from '../helpers/mcp.js';
 import { nested, rawExchange, rawHttp, trickle } from './support.js';
@@ -222,7 +223,8 @@ mcpTest('malformed JSON-RPC of every kind gets a JSON-RPC error with a stable co
     t.is(response.body.error.code, -32601, method.slice(0, 40));
   }
   const gzip = await rawPost(server, 'forge', { token, sessionId, body: 'H4sIAAAAAAAAA6uuBQBDv6ajAgAAAA==', headers: { 'content-encoding': 'gzip' } });
-  t.is(gzip.status, 400, 'compressed bodies are not inflated');
+  t.is(gzip.status, 415, 'compressed bodies are not inflated');
+  t.is(gzip.body.error.data.code, 'unsupported_media_type');
   const badVersion = await rawPost(server, 'forge', { token, sessionId, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', headers: { 'mcp-protocol-version': '1999-01-01' } });
   t.is(badVersion.status, 400, 'an unsupported MCP-Protocol-Version');
 
@@ -287,6 +289,24 @@ mcpTest('a body over the limit is refused with 413 whether declared or streamed;
   }).catch((error: Error) => ({ status: 0, text: error.message }));
   t.true([0, 413].includes(lying.status), `a declared 50 MB body: ${lying.status}`);
   t.is((await rawCall(server, token, 'forge', 'tools/list', {}, { sessionId })).status, 200);
+});
+
+mcpTest('a compressed body is refused with 415, not read as malformed JSON; an identity coding is a plain body', async (t, server) => {
+  const { token } = await grant(server, { product: 'forge', tenant: 'acme', scopes: CHAT });
+  const sessionId = await openSession(server, token, 'forge');
+  const headers = { ...MCP_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION };
+  const before = await conversations(server);
+  const body = JSON.stringify(createCall(1, 'compressed'));
+  for (const [coding, sent] of [['gzip', gzipSync(body)], ['br', brotliCompressSync(body)], ['GZIP, identity', gzipSync(body)], ['x-unknown', Buffer.from(body)]] as const) {
+    const response = await rawHttp(`${server.mcpUrl}/forge`, { method: 'POST', headers: { ...headers, 'content-encoding': coding }, body: sent });
+    t.is(response.status, 415, coding);
+    t.is(response.json?.error?.data?.code, 'unsupported_media_type', coding);
+    t.regex(response.json?.error?.message ?? '', /is not supported: send the body uncompressed/, coding);
+  }
+  t.is(await conversations(server), before, 'nothing ran');
+  const plain = await rawHttp(`${server.mcpUrl}/forge`, { method: 'POST', headers: { ...headers, 'content-encoding': 'identity' }, body: JSON.stringify(createCall(2, 'plain')) });
+  t.is(plain.status, 200, plain.text);
+  t.is(await conversations(server), before + 1);
 });
 
 mcpTest('requests the HTTP parser refuses get a status and close: over-long headers a 431 with the error body, garbage a 400; the server keeps serving', async (t, server) => {
