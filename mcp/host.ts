@@ -201,8 +201,9 @@ export class McpHost {
       if (!session) return;
 
       // MCP transports, "Protocol Version Header": an unsupported version is 400, before anything is checked or run.
+      // Present but empty is no version either (ctx.get answers '' for both).
       const version = ctx.get('mcp-protocol-version');
-      if (sessionId && version && !SUPPORTED_VERSIONS.has(version)) {
+      if (sessionId && (version || 'mcp-protocol-version' in ctx.req.headers) && !SUPPORTED_VERSIONS.has(version)) {
         throw new AppError('invalid_request', `Bad Request: Unsupported protocol version: ${version.slice(0, 40)} (supported versions: ${[...SUPPORTED_VERSIONS].join(', ')})`);
       }
       // MCP basic protocol, "Requests": an id is unique among the session's requests in flight. A
