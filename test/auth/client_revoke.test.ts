@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeWithPassword, registerClient, startAuthorization, tokenRequest, type TokenSet } from '../helpers/oauth.js';
+import { authorizeWithPassword, DEFAULT_REDIRECT_URI, registerClient, startAuthorization, tokenRequest, type TokenSet } from '../helpers/oauth.js';
 import { admin, PASSWORD, refusal, startAuthServer, type AuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
@@ -85,6 +85,30 @@ for (const kind of databasesUnderTest()) {
       t.is(again.code, 3);
       t.is(again.err, `error: no registered client ${clientId} (its connections remain: client revoke revokes them)`);
       t.is((await admin(server, 'client', 'revoke', clientId)).out, `Editor (${clientId}) has no live connections`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test(`client revoke cuts off a metadata-document client, which has no registration to remove [${kind}]`, async (t) => {
+    const clientId = 'https://editor.example/oauth/client.json';
+    const fetchDocument = async (input: string | URL | Request) => {
+      if (String(input instanceof Request ? input.url : input) !== clientId) return new Response('not found', { status: 404 });
+      return Response.json({ client_id: clientId, client_name: 'Hosted editor', redirect_uris: [DEFAULT_REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
+    };
+    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
+    try {
+      const tokens = await authorizeWithPassword(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes, clientId });
+      t.is(await refusal(server, tokens.accessToken), undefined);
+
+      const removed = await admin(server, 'client', 'remove', clientId);
+      t.is(removed.code, 1);
+      t.is(await refusal(server, tokens.accessToken), undefined, 'a refused remove revokes nothing');
+      const revoked = await admin(server, 'client', 'revoke', clientId);
+      t.is(revoked.code, 0, revoked.err);
+      t.is(revoked.out, `revoked 1 connection(s) of Hosted editor (${clientId}) in 1 organization(s)`);
+      t.is(await refusal(server, tokens.accessToken), 'connection_revoked: this connection was revoked');
+      t.is(await refreshed(server, tokens), '400 invalid_grant');
     } finally {
       await server.close();
     }
