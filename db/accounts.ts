@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../shared/errors.js';
 import { hashPassword, verifyPassword } from '../shared/passwords.js';
-import { UNSHOWABLE } from '../shared/unshowable.js';
+import { UNSHOWABLE, UNSHOWABLE_RULE } from '../shared/unshowable.js';
 import { dialectOf, type DbOrTrx } from './connect.js';
 import { translate } from './errors.js';
 
@@ -60,9 +60,6 @@ export function assertRole(role: string): asserts role is Role {
     throw new AppError('invalid_request', `role must be admin or member, got "${role}"`);
   }
 }
-
-/** Why a name shown to people (an organization's, a person's) is refused: the words of the products' names (mcp/products/common.ts nameArg). */
-const UNSHOWABLE_RULE = 'must not contain control or format characters (such as zero-width or bidirectional marks)';
 
 export async function createTenant(db: DbOrTrx, input: { slug: string; name: string }): Promise<DbTenantRow> {
   assertSlug(input.slug);

@@ -7,6 +7,9 @@
  */
 export const UNSHOWABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 
+/** Why a name with one is refused, in the words every refusal of a name uses. */
+export const UNSHOWABLE_RULE = 'must not contain control or format characters (such as zero-width or bidirectional marks)';
+
 const EVERY_UNSHOWABLE = new RegExp(UNSHOWABLE.source, 'gu');
 
 /** `text` as it reads, each unshowable character written as its escape (`\u{202E}`). */

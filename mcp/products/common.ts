@@ -7,7 +7,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { DATE, dateToMs } from '../../shared/dates.js';
 import { AppError } from '../../shared/errors.js';
-import { UNSHOWABLE } from '../../shared/unshowable.js';
+import { UNSHOWABLE, UNSHOWABLE_RULE } from '../../shared/unshowable.js';
 
 /** The columns a product writes through TenantScope.insert, which stamps tenant_id (and id unless given). */
 export type NewRow<Row> = Omit<Row, 'id' | 'tenant_id'> & { id?: string };
@@ -154,7 +154,7 @@ export function nameKey(name: string): string {
  */
 export function nameArg(max: number) {
   return z.string().overwrite(normalizeName).min(1).max(max)
-    .refine((name) => !UNSHOWABLE.test(name), 'must not contain control or format characters (such as zero-width or bidirectional marks)');
+    .refine((name) => !UNSHOWABLE.test(name), UNSHOWABLE_RULE);
 }
 
 // ---------------------------------------------------------------- money
