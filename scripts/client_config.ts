@@ -67,17 +67,10 @@ export async function runClientConfig(args: string[], env: Record<string, string
     throw error;
   }
 
-  // Given but naming no product (an empty variable, a stray comma) is a mistake, not "every live
-  // product", the widest answer. (The console's Connect page may rightly ask for none: nothing live.)
-  const products = parseList(values.products);
-  if (products && !products.length) {
-    io.err('error: products names no product: give product ids separated by commas (e.g. forge,aegis), or leave it out for every live product');
-    return 2;
-  }
   const catalog = await catalogWithSurfaces(config, io);
   try {
     const json = buildClientConfig(catalog, config, {
-      products,
+      products: parseList(values.products),
       tools: parseList(values.tools),
       readOnly: values['read-only'] === true,
       namePrefix: values['name-prefix'],

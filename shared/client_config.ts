@@ -11,7 +11,7 @@ import type { Catalog, ProductDefinition } from './catalog.js';
 import { AppError } from './errors.js';
 
 export interface ClientConfigRequest {
-  /** Product ids; empty or absent means every product that is live now (or the products of `tools`). */
+  /** Product ids; absent means every product that is live now (or the products of `tools`). Given, it must name one (invalid_request). */
   products?: readonly string[];
   /** Tool names `<product>.<verb_noun>`; a product with tools named gets exactly their scopes. Given, it must name one (invalid_request). */
   tools?: readonly string[];
@@ -61,8 +61,13 @@ export function buildClientConfig(catalog: Catalog, urls: { authUrl: string; mcp
     throw new AppError('invalid_request', 'the name prefix may only use letters, digits, "_", "." and "-" (at most 40)', { details: { field: 'name_prefix' } });
   }
 
-  // Given but naming nothing (an empty variable, a stray comma) is a mistake, not "no tools named":
-  // that would answer with every scope, the widest set, to a request for the tightest one.
+  // Given but naming nothing (an empty variable, a stray comma) is a mistake, not "none named":
+  // that would answer with every scope or every live product, the widest set, to a request for the tightest one.
+  if (request.products && !request.products.length) {
+    throw new AppError('invalid_request', 'products names no product: give product ids separated by commas (e.g. forge,aegis), or leave it out for every live product', {
+      details: { field: 'products' },
+    });
+  }
   if (request.tools && !request.tools.length) {
     throw new AppError('invalid_request', 'tools names no tool: give tool names separated by commas (e.g. aegis.list_findings), or leave it out for every scope of the product', {
       details: { field: 'tools' },
@@ -134,7 +139,7 @@ function requireLive(catalog: Catalog, id: string): void {
  */
 export function parseList(value: string | readonly string[] | undefined): string[] | undefined {
   if (value === undefined) return undefined;
-  const parts = (typeof value === 'string' ? [value] : value ?? []).flatMap((v) => v.split(','));
+  const parts = (typeof value === 'string' ? [value] : value).flatMap((v) => v.split(','));
   return unique(parts.map((p) => p.trim()).filter(Boolean));
 }
 

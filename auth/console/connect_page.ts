@@ -36,7 +36,8 @@ export function connectPage(
 ): Html {
   const live = catalog.products.filter((p) => catalog.isLive(p.id));
   const chosen = choice.products.length ? choice.products : live.map((p) => p.id);
-  const all = buildClientConfig(catalog, urls, { products: chosen, readOnly: choice.readOnly });
+  // None chosen is every live product, which buildClientConfig picks itself (none, when nothing is live).
+  const all = buildClientConfig(catalog, urls, { products: choice.products.length ? choice.products : undefined, readOnly: choice.readOnly });
   const one = (product: string): ClientConfig => buildClientConfig(catalog, urls, { products: [product], readOnly: choice.readOnly });
 
   return html`
