@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeWithPassword, DEFAULT_REDIRECT_URI, registerClient, startAuthorization, tokenRequest, type TokenSet } from '../helpers/oauth.js';
+import { authorizeWithPassword, DEFAULT_REDIRECT_URI, metadataDocumentFetch, registerClient, startAuthorization, tokenRequest, type TokenSet } from '../helpers/oauth.js';
 import { admin, PASSWORD, refusal, startAuthServer, type AuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
@@ -92,11 +92,7 @@ for (const kind of databasesUnderTest()) {
 
   test(`client revoke cuts off a metadata-document client, which has no registration to remove [${kind}]`, async (t) => {
     const clientId = 'https://editor.example/oauth/client.json';
-    const fetchDocument = async (input: string | URL | Request) => {
-      if (String(input instanceof Request ? input.url : input) !== clientId) return new Response('not found', { status: 404 });
-      return Response.json({ client_id: clientId, client_name: 'Hosted editor', redirect_uris: [DEFAULT_REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
-    };
-    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
+    const server = await startAuthServer(kind, { auth: { fetch: metadataDocumentFetch(clientId, { client_name: 'Hosted editor', redirect_uris: [DEFAULT_REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }) } });
     try {
       const tokens = await authorizeWithPassword(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes, clientId });
       t.is(await refusal(server, tokens.accessToken), undefined);

@@ -10,7 +10,7 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeCode, CookieJar, follow, registerClient, startAuthorization } from '../helpers/oauth.js';
+import { authorizeCode, CookieJar, follow, metadataDocumentFetch, registerClient, startAuthorization } from '../helpers/oauth.js';
 import { PASSWORD, startAuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
@@ -38,11 +38,7 @@ for (const kind of databasesUnderTest()) {
   test(`a metadata-document web client is asked for consent again in a signed-in session [${kind}]`, async (t) => {
     const clientId = 'https://client.example/oauth/metadata.json';
     const redirectUri = 'https://client.example/cb';
-    const fetchDocument = async (input: string | URL | Request) => {
-      if (String(input instanceof Request ? input.url : input) !== clientId) return new Response('not found', { status: 404 });
-      return Response.json({ client_id: clientId, client_name: 'Metadata Web App', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] });
-    };
-    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
+    const server = await startAuthServer(kind, { auth: { fetch: metadataDocumentFetch(clientId, { client_name: 'Metadata Web App', redirect_uris: [redirectUri], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] }) } });
     try {
       const jar = new CookieJar();
       const first = await authorizeCode(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes, clientId, redirectUri, jar });

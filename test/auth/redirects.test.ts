@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeWithPassword, errorReturnOf, registerClient, startAuthorization, unescapeHtml } from '../helpers/oauth.js';
+import { authorizeWithPassword, errorReturnOf, metadataDocumentFetch, registerClient, startAuthorization, unescapeHtml } from '../helpers/oauth.js';
 import { addRegisteredClient, PASSWORD, rowCounts, startAuthServer } from './support.js';
 
 const scopes = ['forge.chat.read'];
@@ -92,11 +92,7 @@ for (const kind of databasesUnderTest()) {
     // A client ID metadata document is whatever anyone hosts at an https URL: its redirect URIs are
     // no more vouched for than a self-registered client's (checklist A5(b)).
     const clientId = 'https://client.example/oauth/metadata.json';
-    const fetchDocument = async (input: string | URL | Request) => {
-      if (String(input instanceof Request ? input.url : input) !== clientId) return new Response('not found', { status: 404 });
-      return Response.json({ client_id: clientId, client_name: 'Hosted Anywhere', redirect_uris: ['https://c.example/cb'], token_endpoint_auth_method: 'none' });
-    };
-    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
+    const server = await startAuthServer(kind, { auth: { fetch: metadataDocumentFetch(clientId, { client_name: 'Hosted Anywhere', redirect_uris: ['https://c.example/cb'], token_endpoint_auth_method: 'none' }) } });
     try {
       const request = { clientId, redirectUri: 'https://c.example/cb', resource: server.forge, scopes };
       for (const [label, error, attempt] of [

@@ -85,6 +85,17 @@ export function pkce(): { verifier: string; challenge: string } {
 
 export const DEFAULT_REDIRECT_URI = 'http://127.0.0.1/callback';
 
+/**
+ * A fetch for `authMount({ fetch })` that serves one client ID metadata document: `metadata`, with
+ * `client_id` set to the URL it is served at, and 404 for any other URL.
+ */
+export function metadataDocumentFetch(clientId: string, metadata: Record<string, unknown>): typeof fetch {
+  return (async (input: string | URL | Request) => {
+    if (String(input instanceof Request ? input.url : input) !== clientId) return new Response('not found', { status: 404 });
+    return Response.json({ client_id: clientId, ...metadata });
+  }) as typeof fetch;
+}
+
 export interface RegisteredClient {
   client_id: string;
   registration_client_uri?: string;

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import test from 'ava';
 import fc from 'fast-check';
 import { databasesUnderTest } from '../helpers/db.js';
-import { authorizeCode, CookieJar, follow, parseForm, postForm, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
+import { authorizeCode, CookieJar, follow, metadataDocumentFetch, parseForm, postForm, registerClient, startAuthorization, tokenRequest } from '../helpers/oauth.js';
 import { addRegisteredClient, PASSWORD, rowCounts, startAuthServer, type AuthServer } from '../auth/support.js';
 
 const scopes = ['forge.chat.read'];
@@ -182,11 +182,7 @@ test('network and system-handler schemes are refused at registration in any case
 for (const kind of databasesUnderTest()) {
   test(`a stored client or a metadata document naming a system-handler scheme gets neither a redirect nor a way back to it [${kind}]`, async (t) => {
     const document = 'https://client.example/oauth/metadata.json';
-    const fetchDocument = async (input: string | URL | Request) => {
-      if (String(input instanceof Request ? input.url : input) !== document) return new Response('not found', { status: 404 });
-      return Response.json({ client_id: document, client_name: 'Editor', redirect_uris: ['ms-msdt:/id%20PCWDiagnostic'], token_endpoint_auth_method: 'none' });
-    };
-    const server = await startAuthServer(kind, { auth: { fetch: fetchDocument as typeof fetch } });
+    const server = await startAuthServer(kind, { auth: { fetch: metadataDocumentFetch(document, { client_name: 'Editor', redirect_uris: ['ms-msdt:/id%20PCWDiagnostic'], token_endpoint_auth_method: 'none' }) } });
     try {
       // An operator's client stored before the check (its errors are redirected at once, A5).
       await addRegisteredClient(server, { clientId: 'reg_follina', name: 'Helper', redirectUri: 'search-ms:query=invoice&crumb=location:evil.example' });
