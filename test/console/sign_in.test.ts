@@ -154,9 +154,7 @@ for (const kind of databasesUnderTest()) {
     const f = await startConsole(kind);
     try {
       const { db } = f.server.portico.context;
-      const browser = new Session(f.server.url);
-      const login = await browser.request('/api/mcp/login');
-      await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(login.text), email: 'multi@example.com', password: PASSWORD } });
+      const browser = await signIn(f, 'multi@example.com');
       const choose = await browser.request('/api/mcp/organization');
       const csrf = Session.csrfOf(choose.text);
       for (const form of [{ csrf }, { csrf, tenant: '' }] as Array<Record<string, string>>) {
@@ -183,9 +181,7 @@ for (const kind of databasesUnderTest()) {
     const f = await startConsole(kind);
     try {
       const { db } = f.server.portico.context;
-      const browser = new Session(f.server.url);
-      const login = await browser.request('/api/mcp/login');
-      await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(login.text), email: 'multi@example.com', password: PASSWORD } });
+      const browser = await signIn(f, 'multi@example.com');
       // The sign-in is near its end: a minute left.
       const end = Date.now() + 60_000;
       t.is(await db('console_sessions').where({ user_id: f.users.multi }).update({ expires_at: end }), 1);
