@@ -8,12 +8,13 @@ import { parseArgs as parseNodeArgs, type ParseArgsConfig } from 'node:util';
 import { UsageError } from './errors.js';
 
 export function parseArgs<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseNodeArgs<T>> {
-  const { tokens } = parseNodeArgs({ ...config, tokens: true });
+  // One parse: its tokens show what was repeated, and the rest is what parseArgs(config) returns.
+  const { tokens, ...parsed } = parseNodeArgs({ ...config, tokens: true });
   const given = new Set<string>();
   for (const token of tokens ?? []) {
     if (token.kind !== 'option' || config.options?.[token.name]?.multiple) continue;
     if (given.has(token.name)) throw new UsageError(`--${token.name} may be given once`);
     given.add(token.name);
   }
-  return parseNodeArgs(config);
+  return parsed as ReturnType<typeof parseNodeArgs<T>>;
 }
