@@ -362,11 +362,15 @@ export class Pipeline {
     return { resource, id: parsed.id };
   }
 
+  /**
+   * `scheme://product/collection/id`. The scheme and the product (the URI's host) are read in any
+   * case, as RFC 3986 §6.2.2.1 compares them; the collection and the id are a path, compared exactly.
+   */
   parseResourceUri(uri: string): { product: string; collection: string; id: string } | undefined {
     const prefix = `${this.deps.config.resourceUriScheme}://`;
-    if (typeof uri !== 'string' || !uri.startsWith(prefix) || uri.length > 500) return undefined;
-    const match = /^([a-z][a-z0-9]*)\/([a-z][a-z0-9_]*)\/([^/?#]+)$/.exec(uri.slice(prefix.length));
-    return match ? { product: match[1], collection: match[2], id: match[3] } : undefined;
+    if (typeof uri !== 'string' || uri.length > 500 || uri.slice(0, prefix.length).toLowerCase() !== prefix) return undefined;
+    const match = /^([A-Za-z][A-Za-z0-9]*)\/([a-z][a-z0-9_]*)\/([^/?#]+)$/.exec(uri.slice(prefix.length));
+    return match ? { product: match[1].toLowerCase(), collection: match[2], id: match[3] } : undefined;
   }
 
   async readResource(productId: string, principal: Principal, uri: string, options: CallOptions) {
@@ -584,7 +588,7 @@ function describeCall(method: PipelineMethod, productId: string, params: unknown
   const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
   if (method === 'resources/read') {
     const uri = String(p.uri ?? '').slice(0, 500);
-    const collection = /^[^:]+:\/\/[a-z0-9]+\/([a-z][a-z0-9_]*)\//.exec(uri)?.[1];
+    const collection = /^[^:]+:\/\/[A-Za-z0-9]+\/([a-z][a-z0-9_]*)\//.exec(uri)?.[1];
     // Cut as a tool's name is: the audit log's name column holds 200 (PostgreSQL refuses more, and
     // the call would then fail with no record at all).
     return { name: (collection ? `${productId}.${collection}` : `${productId}.resource`).slice(0, 200), args: { uri } };

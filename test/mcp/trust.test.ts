@@ -69,6 +69,30 @@ mcpTest('a resource read naming a long unknown collection is not_found and recor
   t.is(records[0].name, `forge.${collection}`.slice(0, 200));
 });
 
+mcpTest('a resource URI is read with its scheme and product in any case, and its path exactly', async (t, server) => {
+  const own = await conversationOf(server, 'acme');
+  const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ALL_FORGE });
+  const read = (uri: string) => rawCall(server, token, 'forge', 'resources/read', { uri });
+
+  // RFC 3986 §6.2.2.1: the scheme and the host compare without case.
+  const shouted = `PORTICO://FORGE/conversations/${own.id}`;
+  const response = await read(shouted);
+  t.is(response.status, 200, response.text);
+  t.is(response.body?.result?.contents?.[0]?.uri, shouted, 'the URI is answered as it was asked');
+  t.true(response.body?.result?.contents?.[0]?.text?.includes(own.title), response.text.slice(0, 300));
+
+  // The path is not folded: another collection is not found.
+  assertJsonRpcError(t, await read(`portico://forge/Conversations/${own.id}`), 200, -32002, 'not_found');
+  // Folding picks no other product: this is still the forge server.
+  assertJsonRpcError(t, await read(`PORTICO://AEGIS/conversations/${own.id}`), 200, -32002, 'not_found');
+
+  t.deepEqual((await auditOf(server, 'acme', { connection_id: connection.id, kind: 'resource' })).map((r) => `${r.name} ${r.outcome}`).sort(), [
+    'forge.conversations not_found',
+    'forge.conversations ok',
+    'forge.resource not_found',
+  ]);
+});
+
 mcpTest('an acme user naming a globex conversation gets HTTP 403 forbidden_cross_tenant and nothing of it', async (t, server) => {
   const foreign = await conversationOf(server, 'globex');
   const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ALL_FORGE });
