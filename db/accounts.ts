@@ -76,10 +76,6 @@ export async function findTenantBySlug(db: DbOrTrx, slug: string): Promise<DbTen
   return db<DbTenantRow>('tenants').where({ slug }).first();
 }
 
-export async function findTenantById(db: DbOrTrx, id: string): Promise<DbTenantRow | undefined> {
-  return db<DbTenantRow>('tenants').where({ id }).first();
-}
-
 export async function requireTenantBySlug(db: DbOrTrx, slug: string): Promise<DbTenantRow> {
   const tenant = await findTenantBySlug(db, slug);
   if (!tenant) throw new AppError('not_found', `no tenant "${slug}"`);

@@ -10,7 +10,7 @@ import { auditPipeOf, knexSql, writeTransaction, type Db, type DbOrTrx, type Sql
 import type { PgPipe } from './pg_client.js';
 import { isUnavailable, isUniqueViolation } from './errors.js';
 import { uuidv7 } from './ids.js';
-import { decodeCursor, encodeCursor, newestFirstPage, type KeysetCursor, type KeysetPage } from './keyset.js';
+import { decodeCursor, newestFirstPage, type KeysetCursor, type KeysetPage } from './keyset.js';
 
 export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
@@ -729,7 +729,7 @@ function applyFilter(query: import('knex').Knex.QueryBuilder, filter: AuditFilte
 
 /** A place in the newest-first listing (db/keyset.ts). */
 export type AuditCursor = KeysetCursor;
-export { decodeCursor, encodeCursor };
+export { decodeCursor };
 
 /**
  * Newest first, keyset-paginated both ways (db/keyset.ts). `next` continues with older records,

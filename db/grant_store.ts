@@ -104,10 +104,6 @@ export async function liveConnections(db: DbOrTrx, tenantId: string, only: { use
   return query.select('*');
 }
 
-export async function findConnection(db: DbOrTrx, id: string): Promise<DbConnectionRow | undefined> {
-  return db<DbConnectionRow>('connections').where({ id }).first();
-}
-
 /**
  * Records use of a connection (console: last used, call count), unless it is revoked: a request
  * whose token was checked before a revocation committed did not use it after, as countUses in

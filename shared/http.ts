@@ -72,18 +72,6 @@ function clientGone(): AppError {
   return new AppError('invalid_request', 'the request ended before its body was complete');
 }
 
-/** Reads and parses a JSON object body (REST endpoints). */
-export async function readJson(ctx: Context, limit: number): Promise<unknown> {
-  if (!ctx.is('application/json')) throw new AppError('unsupported_media_type', 'expected Content-Type: application/json');
-  const text = await readBody(ctx, limit);
-  if (text.includes('\\u0000')) throw nulRefused();
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new AppError('invalid_json', 'the request body is not valid JSON');
-  }
-}
-
 /** Reads an application/x-www-form-urlencoded body (HTML forms). */
 export async function readForm(ctx: Context, limit = 64 * 1024): Promise<URLSearchParams> {
   if (!ctx.is('application/x-www-form-urlencoded')) throw new AppError('unsupported_media_type', 'expected a form submission');

@@ -9,7 +9,6 @@ import { auditOf, grant, mcpTest, openSession, rawPost } from '../helpers/mcp.js
 mcpTest('every refused tools/call / resources/read / prompts/get with invalid params is audited once', async (t, server) => {
   const { token, connection } = await grant(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read'] });
   const sessionId = await openSession(server, token, 'forge');
-  const conversation = await server.db('forge_conversations').where({ tenant_id: server.tenants.acme.id }).first('id');
   const cases: Array<[string, Record<string, unknown>]> = [
     ['tools/call', { name: 'forge.list_conversations', arguments: {}, task: 'soon' }],
     ['resources/read', { uri: 5 }],

@@ -231,4 +231,3 @@ function refuseCancel(run: DbRunRow): void {
 }
 
 export type TerrainRepository = ReturnType<typeof terrainRepository>;
-export type WorkflowRunDetail = Awaited<ReturnType<TerrainRepository['runs']['get']>>;
