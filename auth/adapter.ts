@@ -42,7 +42,7 @@ function storable(key: string): boolean {
   return typeof key === 'string' && !key.includes('\u0000');
 }
 
-export function storedId(model: string, id: string): string {
+function storedId(model: string, id: string): string {
   return BEARER_MODELS.has(model) ? hashTokenId(id) : id;
 }
 

@@ -9,7 +9,7 @@ import type { ClientKind } from '../db/grant_store.js';
 import { UNSHOWABLE } from '../shared/unshowable.js';
 
 /** Ids minted by the admin CLI and by dynamic registration; a client can never choose its own. */
-export const REGISTERED_PREFIX = 'reg_';
+const REGISTERED_PREFIX = 'reg_';
 export const DYNAMIC_PREFIX = 'dcr_';
 
 export const MAX_REDIRECT_URIS = 10;
@@ -153,7 +153,7 @@ export function classifyRedirectUri(uri: unknown): RedirectUriClass | { problem:
  * loopback or custom-scheme redirect URIs make the client `native`, which is what lets
  * oidc-provider accept any loopback port (RFC 8252 §7.3) and custom schemes.
  */
-export const NORMALISER = 'x_portico_normalised';
+const NORMALISER = 'x_portico_normalised';
 
 /** `knownScopes`: the server's scopes; given, a self-registered or metadata-document client's `scope` is checked against them and dropped. */
 export function extraClientMetadata(knownScopes?: readonly string[]): NonNullable<Configuration['extraClientMetadata']> {

@@ -105,7 +105,7 @@ export class ResourceRegistry {
 }
 
 /** Canonical form of a resource URI, or undefined when it is not an absolute http(s) URI without query or fragment. */
-export function canonicalResource(value: string): string | undefined {
+function canonicalResource(value: string): string | undefined {
   if (typeof value !== 'string' || value.length > 2048 || /[\s\\]/.test(value)) return undefined;
   const url = URL.parse(value);
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return undefined;

@@ -9,7 +9,7 @@ import { dialectOf, type DbOrTrx } from './connect.js';
 import { translate } from './errors.js';
 
 export type Role = 'admin' | 'member';
-export const ROLES: readonly Role[] = ['admin', 'member'];
+const ROLES: readonly Role[] = ['admin', 'member'];
 
 export interface DbTenantRow {
   id: string;
@@ -49,7 +49,7 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function assertSlug(slug: string): void {
+function assertSlug(slug: string): void {
   if (!SLUG.test(slug)) {
     throw new AppError('invalid_request', `tenant slug "${slug}" must be 1-63 lowercase letters, digits or dashes`);
   }
@@ -72,7 +72,7 @@ export async function createTenant(db: DbOrTrx, input: { slug: string; name: str
   return row;
 }
 
-export async function findTenantBySlug(db: DbOrTrx, slug: string): Promise<DbTenantRow | undefined> {
+async function findTenantBySlug(db: DbOrTrx, slug: string): Promise<DbTenantRow | undefined> {
   return db<DbTenantRow>('tenants').where({ slug }).first();
 }
 

@@ -14,7 +14,7 @@ import { decodeCursor, newestFirstPage, type KeysetCursor, type KeysetPage } fro
 
 export const AUDIT_KINDS = ['tool', 'resource', 'prompt', 'auth', 'admin'] as const;
 export type AuditKind = (typeof AUDIT_KINDS)[number];
-export const SYSTEM_CHAIN = '_system';
+const SYSTEM_CHAIN = '_system';
 export const GENESIS_HASH = '0'.repeat(64);
 
 export interface AuditInput {

@@ -48,9 +48,9 @@ function csvField(value: unknown): string {
   return /[",\r\n]/.test(text) || text === '' ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export const CSV_HEADER = EXPORT_COLUMNS.join(',') + '\r\n';
+const CSV_HEADER = EXPORT_COLUMNS.join(',') + '\r\n';
 
-export function toCsvLine(row: DbAuditRow): string {
+function toCsvLine(row: DbAuditRow): string {
   return EXPORT_COLUMNS.map((c) => csvField(row[c])).join(',') + '\r\n';
 }
 

@@ -15,7 +15,7 @@ import { newestFirstPage, type KeysetCursor, type KeysetPage } from './keyset.js
 
 export const BEARER_MODELS = new Set(['AccessToken', 'RefreshToken', 'AuthorizationCode', 'ClientCredentials', 'RegistrationAccessToken', 'InitialAccessToken', 'DeviceCode', 'BackchannelAuthenticationRequest']);
 /** Models that die with their grant. */
-export const GRANTABLE_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'ClientCredentials'];
+const GRANTABLE_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest', 'ClientCredentials'];
 
 export function hashTokenId(value: string): string {
   return hash('sha256', value, 'base64url');

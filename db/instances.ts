@@ -15,7 +15,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { Db, DbOrTrx } from './connect.js';
 
-export const HEARTBEAT_MS = 10_000;
+const HEARTBEAT_MS = 10_000;
 /** An instance not seen for this long has stopped (three heartbeats missed). */
 export const LIVE_MS = 30_000;
 /** Rows of instances gone this long are deleted by the next instance to start. */

@@ -43,21 +43,21 @@ interface PgQuery {
 }
 
 /** Distinct statement texts named per process: bounded, as each is prepared on every pooled connection. */
-export const MAX_NAMED = 2_000;
+const MAX_NAMED = 2_000;
 
 /**
  * Texts with more bound parameters run unnamed. Those are lists (`in (?, ?, …)`, a multi-row
  * insert) whose text differs with every length: prepared, each length would stay in the memory
  * of every pooled connection it ran on (~100 KB for 250 parameters) for as long as it lives.
  */
-export const MAX_NAMED_PARAMETERS = 32;
+const MAX_NAMED_PARAMETERS = 32;
 const PAST_NAMED_PARAMETERS = `$${MAX_NAMED_PARAMETERS + 1}`;
 
 /** How much longer than PostgreSQL's own time-out a connection waits for an answer before it is given up. */
 export const STALL_MARGIN_MS = 5_000;
 
 /** How long a pipe waits for a new connection to be ready (as knex waits for a pooled one: acquireConnectionTimeout). */
-export const CONNECT_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Names statement texts: the same name for the same text on every connection, `undefined` for a

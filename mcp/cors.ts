@@ -15,9 +15,9 @@ import { AppError } from '../shared/errors.js';
 import { publicDocumentCors, type PorticoState } from '../shared/http.js';
 
 /** Request headers a Streamable HTTP client sends (MCP transports 2025-11-25). */
-export const MCP_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
+const MCP_REQUEST_HEADERS = ['authorization', 'content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
 /** Response headers a browser client must be able to read: the session id and the OAuth challenges. */
-export const MCP_EXPOSED_HEADERS = ['mcp-session-id', 'mcp-protocol-version', 'www-authenticate', 'retry-after', 'x-request-id'];
+const MCP_EXPOSED_HEADERS = ['mcp-session-id', 'mcp-protocol-version', 'www-authenticate', 'retry-after', 'x-request-id'];
 
 export function mcpCors({ catalog, config }: { catalog: Catalog; config: Config }): Koa.Middleware<PorticoState> {
   const mcpPath = new URL(config.mcpUrl).pathname.replace(/\/+$/, '');

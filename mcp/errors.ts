@@ -6,7 +6,7 @@
 import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
 
 /** JSON-RPC error codes. -32602/-32603/-32600/-32700 are JSON-RPC's own; -32002 is MCP's "resource not found". */
-export const JSON_RPC_CODES: Partial<Record<ErrorCode, number>> = {
+const JSON_RPC_CODES: Partial<Record<ErrorCode, number>> = {
   invalid_json: -32700,
   invalid_request: -32600,
   // The SDK's own transport answers a method it does not serve with -32000 too.

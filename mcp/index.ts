@@ -174,7 +174,7 @@ function escapeRegExp(text: string): string {
 const METADATA_ROOT = '/.well-known/oauth-protected-resource';
 
 /** How often every instance looks for revoked connections it was not told about (ms). */
-export const REVOKED_SWEEP_MS = 1_000;
+const REVOKED_SWEEP_MS = 1_000;
 
 /**
  * The fallback for a revocation event that never arrived: the admin CLI's notification lost with

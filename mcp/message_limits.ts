@@ -7,7 +7,7 @@
  */
 import { AppError } from '../shared/errors.js';
 
-export const MAX_DEPTH = 64;
+const MAX_DEPTH = 64;
 
 export function assertMessageShape(message: unknown): void {
   // Iterative on purpose: the point is to survive inputs that would overflow a recursive walk.

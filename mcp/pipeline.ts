@@ -569,7 +569,7 @@ export class Pipeline {
  * A tool that only reads: declared non-destructive with a read scope (`<product>.<area>.read`).
  * Such a tool must not write; its record is group-committed after it ran (docs/performance.md).
  */
-export function isReadOnly(tool: Pick<ToolDefinition<any, any>, 'scope' | 'destructive'>): boolean {
+function isReadOnly(tool: Pick<ToolDefinition<any, any>, 'scope' | 'destructive'>): boolean {
   return !tool.destructive && tool.scope.endsWith('.read');
 }
 

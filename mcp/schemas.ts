@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { annotationsOf, type ProductDefinition, type PromptDefinition, type ToolDefinition } from '../shared/catalog.js';
 import { AppError } from '../shared/errors.js';
 
-export const CONFIRMED_DESCRIPTION =
+const CONFIRMED_DESCRIPTION =
   'Set to true only when repeating this exact call after a person confirmed the action that the first call described (code confirmation_required).';
 
 export interface CompiledTool {

@@ -35,7 +35,7 @@ export interface ClientConfig {
   mcpServers: Record<string, McpServerEntry>;
 }
 
-export const DEFAULT_NAME_PREFIX = 'portico-';
+const DEFAULT_NAME_PREFIX = 'portico-';
 
 /**
  * A `read_only` query parameter, as `GET {mcp_url}/{product}/client_config` and the console's

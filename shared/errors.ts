@@ -4,7 +4,7 @@
  * `message` is safe to show to a client or a model; the text of a database or
  * upstream failure belongs in `cause`, which only reaches the log.
  */
-export const ERROR_CODES = {
+const ERROR_CODES = {
   invalid_request: 400,
   invalid_json: 400,
   invalid_token: 401,

@@ -116,7 +116,7 @@ export function publicDocumentCors(ctx: Context, next: Next): Promise<unknown> |
 }
 
 /** PostgreSQL cannot store or compare text holding U+0000, and no input here needs it (DESIGN.md §7: a clear 400). */
-export function nulRefused(): AppError {
+function nulRefused(): AppError {
   return new AppError('invalid_request', 'the request holds a U+0000 character, which is not accepted');
 }
 

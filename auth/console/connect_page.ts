@@ -10,7 +10,7 @@ import { buildClientConfig, type ClientConfig } from '../../shared/client_config
 import { html, Html } from './html.js';
 
 /** Shows every copy button and copies its target's text; says "Copied" for two seconds. */
-export const COPY_SCRIPT = `for (const button of document.querySelectorAll('button[data-copy]')) {
+const COPY_SCRIPT = `for (const button of document.querySelectorAll('button[data-copy]')) {
   button.hidden = false;
   button.addEventListener('click', async () => {
     const text = document.getElementById(button.dataset.copy).textContent;

@@ -1,6 +1,6 @@
 /** Server-rendered HTML for the console: template literals with one escape helper, no framework. */
 
-export function esc(value: unknown): string {
+function esc(value: unknown): string {
   return String(value ?? '').replace(/[&<>"'`=]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

@@ -81,7 +81,7 @@ export function connectionsPage(p: PageContext, page: KeysetPage<ConnectionView>
 }
 
 /** `people`: e-mail addresses by user id, for the Person column. */
-export function auditTable(p: PageContext, rows: DbAuditRow[], people: ReadonlyMap<string, string>): Html {
+function auditTable(p: PageContext, rows: DbAuditRow[], people: ReadonlyMap<string, string>): Html {
   if (!rows.length) return html`<p>No audit records match.</p>`;
   return html`<table><thead><tr><th>Time</th><th>Kind</th><th>Name</th><th>Product</th><th>Person and client</th><th>Outcome</th><th>Duration</th><th>Connection</th></tr></thead><tbody>
     ${rows.map((r) => html`<tr><td>${time(r.time)}</td><td>${r.kind}</td><td><code>${escapeUnshowable(r.name)}</code></td><td>${r.product ?? ''}</td>

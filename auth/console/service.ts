@@ -36,7 +36,7 @@ export function requireScope(viewer: Viewer, scope: string): void {
 }
 
 /** How many connections a page holds unless asked (`limit`), and at most. */
-export const CONNECTIONS_PAGE = 100;
+const CONNECTIONS_PAGE = 100;
 const MAX_CONNECTIONS_PAGE = 500;
 
 /** A page of the connections the viewer may see, newest first; `cursor` and `limit` as the API took them. */

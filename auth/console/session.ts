@@ -9,7 +9,7 @@ import type { Context } from 'koa';
 import type { DbOrTrx } from '../../db/connect.js';
 import { AppError } from '../../shared/errors.js';
 
-export const SESSION_COOKIE = 'portico_console';
+const SESSION_COOKIE = 'portico_console';
 const SESSION_TTL_MS = 12 * 3600_000;
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 

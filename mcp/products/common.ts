@@ -14,8 +14,8 @@ export type NewRow<Row> = Omit<Row, 'id' | 'tenant_id'> & { id?: string };
 
 // ---------------------------------------------------------------- pagination
 
-export const DEFAULT_PAGE = 25;
-export const MAX_PAGE = 100;
+const DEFAULT_PAGE = 25;
+const MAX_PAGE = 100;
 
 /** The `limit` and `cursor` arguments every list tool takes. */
 export const pageArgs = {
@@ -168,14 +168,14 @@ export const currencyArg = z
   .describe('ISO 4217 currency code, upper case (e.g. EUR, USD, JPY).');
 
 /** Amounts are integers in the currency's minor unit (cents for EUR, yen for JPY). */
-export const MAX_MINOR = 1_000_000_000_000; // 10 billion in a two-decimal currency
+const MAX_MINOR = 1_000_000_000_000; // 10 billion in a two-decimal currency
 
 export function minorArg(what: string) {
   return z.number().int().min(0).max(MAX_MINOR).describe(`${what}, as an integer in the currency's minor unit (e.g. cents: 1999 = 19.99 EUR).`);
 }
 
 /** Digits after the decimal point of a currency (EUR 2, JPY 0, KWD 3). */
-export function minorDigits(currency: string): number {
+function minorDigits(currency: string): number {
   return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
 }
 

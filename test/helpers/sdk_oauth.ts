@@ -9,7 +9,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import type { McpTestServer } from './mcp.js';
 import { consent, CookieJar, follow, parseForm, postForm } from './oauth.js';
 
-export const SDK_REDIRECT = 'http://127.0.0.1:9/callback';
+const SDK_REDIRECT = 'http://127.0.0.1:9/callback';
 
 export interface BrowserOptions {
   email: string;

@@ -59,7 +59,7 @@ const writeScopes = (c: ConnectionSnapshot) => c.scopes.split(' ').filter((s) =>
 
 type Check = (input: { connections: ConnectionSnapshot[]; members: MemberSnapshot[]; now: number }) => FindingDraft[];
 
-export const CHECKS: Record<string, Check> = {
+const CHECKS: Record<string, Check> = {
   /** A live grant for someone who is no longer in the organization keeps their access alive. */
   orphaned_connection: ({ connections, members }) => {
     const memberIds = new Set(members.map((m) => m.user_id));

@@ -44,7 +44,7 @@ export interface DbFindingRow {
 
 export type SeverityCounts = Record<Severity, number>;
 
-export function findingView(row: DbFindingRow) {
+function findingView(row: DbFindingRow) {
   return {
     id: row.id,
     scan_id: row.scan_id,

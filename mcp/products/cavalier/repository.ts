@@ -10,7 +10,7 @@ import { DAY_MS, dateToMs, formatMoney, iso, msToDate, pageOf, whereContains, ty
 export const QUOTE_STATUSES = ['draft', 'sent', 'accepted', 'rejected'] as const;
 export type QuoteStatus = (typeof QUOTE_STATUSES)[number];
 /** draft → sent → accepted | rejected; accepted and rejected are final. */
-export const QUOTE_TRANSITIONS: Record<QuoteStatus, readonly QuoteStatus[]> = {
+const QUOTE_TRANSITIONS: Record<QuoteStatus, readonly QuoteStatus[]> = {
   draft: ['sent'],
   sent: ['accepted', 'rejected'],
   accepted: [],
@@ -24,7 +24,7 @@ export const OPEN_QUOTE_STATUSES = ['draft', 'sent'] as const satisfies readonly
 export const DEAL_STAGES = ['lead', 'qualified', 'proposal', 'won', 'lost'] as const;
 export type DealStage = (typeof DEAL_STAGES)[number];
 /** One step forward at a time, or lost from any open stage; won and lost are final. */
-export const DEAL_TRANSITIONS: Record<DealStage, readonly DealStage[]> = {
+const DEAL_TRANSITIONS: Record<DealStage, readonly DealStage[]> = {
   lead: ['qualified', 'lost'],
   qualified: ['proposal', 'lost'],
   proposal: ['won', 'lost'],
@@ -38,11 +38,11 @@ export const OPEN_DEAL_STAGES = ['lead', 'qualified', 'proposal'] as const satis
 /** How many of a deal's quotes and statements of work (each, newest first) the deal shows. */
 export const DEAL_RECORDS_SHOWN = 100;
 /** A statement of work is written for a deal at proposal stage or one already won. */
-export const SOW_DEAL_STAGES: readonly DealStage[] = ['proposal', 'won'];
+const SOW_DEAL_STAGES: readonly DealStage[] = ['proposal', 'won'];
 
 export const SOW_STATUSES = ['draft', 'signed', 'completed'] as const;
 export type SowStatus = (typeof SOW_STATUSES)[number];
-export const SOW_TRANSITIONS: Record<SowStatus, readonly SowStatus[]> = { draft: ['signed'], signed: ['completed'], completed: [] };
+const SOW_TRANSITIONS: Record<SowStatus, readonly SowStatus[]> = { draft: ['signed'], signed: ['completed'], completed: [] };
 /** What cavalier.update_sow_status may ask for; completed is final and is cavalier.complete_sow's (destructive). */
 export const OPEN_SOW_STATUSES = ['draft', 'signed'] as const satisfies readonly SowStatus[];
 
@@ -134,7 +134,7 @@ export interface QuoteTotals {
  * quantity × unit price per line, their sum, tax rounded half up to the minor unit, total.
  * BigInt so that no intermediate product loses precision.
  */
-export function computeQuoteTotals(items: readonly LineItemInput[], taxRateBp: number): QuoteTotals {
+function computeQuoteTotals(items: readonly LineItemInput[], taxRateBp: number): QuoteTotals {
   const lines = items.map((item) => ({ ...item, amount: BigInt(item.quantity) * BigInt(item.unit_price_minor) }));
   const subtotal = lines.reduce((sum, line) => sum + line.amount, 0n);
   const tax = (subtotal * BigInt(taxRateBp) + 5_000n) / 10_000n;
@@ -197,7 +197,7 @@ function refuseQuoteDelete(row: DbQuoteRow): void {
 
 // ---------------------------------------------------------------- views (the wire form)
 
-export function dealView(row: DbDealRow) {
+function dealView(row: DbDealRow) {
   return {
     id: row.id,
     title: row.title,
@@ -215,7 +215,7 @@ export function dealView(row: DbDealRow) {
   };
 }
 
-export function quoteSummaryView(row: DbQuoteRow) {
+function quoteSummaryView(row: DbQuoteRow) {
   return {
     id: row.id,
     deal_id: row.deal_id,
@@ -236,7 +236,7 @@ export function quoteSummaryView(row: DbQuoteRow) {
   };
 }
 
-export function quoteView(row: DbQuoteRow, lines: DbQuoteLineRow[]) {
+function quoteView(row: DbQuoteRow, lines: DbQuoteLineRow[]) {
   return {
     ...quoteSummaryView(row),
     notes: row.notes,
@@ -250,7 +250,7 @@ export function quoteView(row: DbQuoteRow, lines: DbQuoteLineRow[]) {
   };
 }
 
-export function sowSummaryView(row: DbSowRow) {
+function sowSummaryView(row: DbSowRow) {
   return {
     id: row.id,
     deal_id: row.deal_id,
@@ -265,7 +265,7 @@ export function sowSummaryView(row: DbSowRow) {
   };
 }
 
-export function sowView(row: DbSowRow, milestones: DbMilestoneRow[]) {
+function sowView(row: DbSowRow, milestones: DbMilestoneRow[]) {
   return {
     ...sowSummaryView(row),
     scope_summary: row.scope_summary,

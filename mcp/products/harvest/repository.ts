@@ -12,7 +12,7 @@ export type Condition = (typeof CONDITIONS)[number];
 export const LOT_STATUSES = ['available', 'reserved', 'sold', 'scrapped'] as const;
 export type LotStatus = (typeof LOT_STATUSES)[number];
 /** Sold and scrapped lots are final: they are records of what happened to the goods. */
-export const LOT_TRANSITIONS: Record<LotStatus, readonly LotStatus[]> = {
+const LOT_TRANSITIONS: Record<LotStatus, readonly LotStatus[]> = {
   available: ['reserved', 'sold', 'scrapped'],
   reserved: ['available', 'sold'],
   sold: [],
@@ -57,7 +57,7 @@ export interface DbReportRow {
   updated_at: number;
 }
 
-export function lotView(row: DbLotRow) {
+function lotView(row: DbLotRow) {
   return {
     id: row.id,
     item: row.item,
@@ -75,7 +75,7 @@ export function lotView(row: DbLotRow) {
   };
 }
 
-export function reportView(row: DbReportRow) {
+function reportView(row: DbReportRow) {
   return {
     id: row.id,
     subject: row.subject,
@@ -93,7 +93,7 @@ export type LotView = ReturnType<typeof lotView>;
 export type ReportView = ReturnType<typeof reportView>;
 
 /** Tags are stored lower case as "|a|b|" so that an exact tag is the LIKE pattern "%|a|%". */
-export function storeTags(tags: readonly string[]): string {
+function storeTags(tags: readonly string[]): string {
   const unique = [...new Set(tags.map((t) => t.trim().toLowerCase()).filter(Boolean))];
   return unique.length ? `|${unique.join('|')}|` : '';
 }
@@ -139,7 +139,7 @@ function searchable(input: Partial<ReportInput>): Partial<DbReportRow> {
 }
 
 /** Words of a search query: lower case, without LIKE-irrelevant tag delimiters, at most 8, no repeats. */
-export function searchTerms(query: string): string[] {
+function searchTerms(query: string): string[] {
   return [...new Set(query.toLowerCase().replace(/\|/g, ' ').split(/\s+/).filter(Boolean))].slice(0, 8);
 }
 

@@ -68,7 +68,7 @@ const SUBSCRIBERS = 'herald_subscribers';
 const BROADCASTS = 'herald_broadcasts';
 const DOCUMENTS = 'herald_documents';
 
-export function subscriberView(row: DbSubscriberRow) {
+function subscriberView(row: DbSubscriberRow) {
   return {
     id: row.id,
     email: row.email,
@@ -79,7 +79,7 @@ export function subscriberView(row: DbSubscriberRow) {
   };
 }
 
-export function broadcastView(row: DbBroadcastRow) {
+function broadcastView(row: DbBroadcastRow) {
   return {
     id: row.id,
     title: row.title,
@@ -95,7 +95,7 @@ export function broadcastView(row: DbBroadcastRow) {
   };
 }
 
-export function documentView(row: DbDocumentRow) {
+function documentView(row: DbDocumentRow) {
   return {
     id: row.id,
     title: row.title,

@@ -38,7 +38,7 @@ const USAGE = 'midas_usage_daily';
 /** The longest range get_usage reads at once. */
 export const MAX_USAGE_DAYS = 366;
 
-export function endpointView(row: DbEndpointRow) {
+function endpointView(row: DbEndpointRow) {
   return {
     id: row.id, method: row.method, path: row.path, summary: row.summary, status: row.status,
     rate_limit_per_minute: row.rate_limit_per_minute, created_at: iso(row.created_at), updated_at: iso(row.updated_at),

@@ -85,7 +85,7 @@ const KIND_CURSORS = '.';
 export const DUE_SHOWN = 500;
 
 /** Whole years between two calendar dates (birthday not yet reached this year → one less). */
-export function ageInYears(birth: number, today: number): number {
+function ageInYears(birth: number, today: number): number {
   const b = new Date(birth);
   const t = new Date(today);
   const years = t.getUTCFullYear() - b.getUTCFullYear();
@@ -97,7 +97,7 @@ export function today(now = Date.now()): number {
   return Math.floor(now / DAY_MS) * DAY_MS;
 }
 
-export function petView(row: DbPetRow, on = today()) {
+function petView(row: DbPetRow, on = today()) {
   return {
     id: row.id,
     name: row.name,
@@ -114,15 +114,15 @@ export function petView(row: DbPetRow, on = today()) {
   };
 }
 
-export function vaccinationView(row: DbVaccinationRow) {
+function vaccinationView(row: DbVaccinationRow) {
   return { id: row.id, pet_id: row.pet_id, vaccine: row.vaccine, administered_on: msToDate(row.administered_on), due_on: msToDate(row.due_on), clinic: row.clinic, notes: row.notes };
 }
 
-export function visitView(row: DbVisitRow) {
+function visitView(row: DbVisitRow) {
   return { id: row.id, pet_id: row.pet_id, visited_on: msToDate(row.visited_on), clinic: row.clinic, reason: row.reason, outcome: row.outcome, cost_cents: row.cost_cents };
 }
 
-export function medicationView(row: DbMedicationRow, on = today()) {
+function medicationView(row: DbMedicationRow, on = today()) {
   return {
     id: row.id, pet_id: row.pet_id, name: row.name, dosage: row.dosage, frequency: row.frequency,
     start_date: msToDate(row.start_date), end_date: msToDate(row.end_date), notes: row.notes,

@@ -70,7 +70,7 @@ export const DEFAULT_CHECKLIST: ReadonlyArray<{ title: string; owner: TaskOwner;
   { title: '30-day check-in', owner: 'manager', due_in_days: 30 },
 ];
 
-export function profileView(row: DbProfileRow) {
+function profileView(row: DbProfileRow) {
   return {
     id: row.id,
     full_name: row.full_name,
@@ -87,7 +87,7 @@ export function profileView(row: DbProfileRow) {
   };
 }
 
-export function taskView(row: DbTaskRow) {
+function taskView(row: DbTaskRow) {
   return {
     id: row.id,
     position: row.position,

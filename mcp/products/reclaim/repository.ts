@@ -70,7 +70,7 @@ export interface Newest<Row> {
   truncated: boolean;
 }
 
-export function policyView(row: DbPolicyRow, schedule: Newest<DbSegmentRow>, retention: Newest<DbRetentionSegmentRow>) {
+function policyView(row: DbPolicyRow, schedule: Newest<DbSegmentRow>, retention: Newest<DbRetentionSegmentRow>) {
   return {
     ...policySummaryView(row),
     schedule: schedule.rows.map((s) => ({ starts_at: iso(s.starts_at), ends_at: iso(s.ends_at), rpo_minutes: Number(s.rpo_minutes) })),
