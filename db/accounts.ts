@@ -20,7 +20,7 @@ export interface DbTenantRow {
   suspended_at: number | null;
 }
 
-export interface DbUserRow {
+interface DbUserRow {
   id: string;
   email: string;
   display_name: string | null;

@@ -66,7 +66,7 @@ export interface ToolResult {
   isError?: boolean;
 }
 
-export type PipelineMethod = 'tools/call' | 'resources/read' | 'prompts/get';
+type PipelineMethod = 'tools/call' | 'resources/read' | 'prompts/get';
 
 interface Outcome<T> {
   value: T;

@@ -47,7 +47,7 @@ export interface Session {
 }
 
 /** A request one of the SDK's handlers runs. */
-export interface SdkCall {
+interface SdkCall {
   /** Follows the SDK's signal of the request; the session's close aborts it with its answer. */
   cancellation: Cancellation;
   /** The request's reply, once the pipeline has ended the call (its audit record is durable). */

@@ -69,7 +69,7 @@ export interface PromptDefinition<Args extends z.ZodRawShape = z.ZodRawShape, Re
   get(args: z.infer<z.ZodObject<Args>>, context: ToolContext<Repos>): Promise<PromptMessage[]>;
 }
 
-export type PromptMessage =
+type PromptMessage =
   | { role: 'user' | 'assistant'; content: { type: 'text'; text: string } }
   | { role: 'user' | 'assistant'; content: { type: 'resource'; resource: { uri: string; mimeType?: string; text: string } } };
 
@@ -130,7 +130,7 @@ export function annotationsOf(tool: Pick<ToolDefinition, 'title' | 'destructive'
   };
 }
 
-export interface ScopeInfo {
+interface ScopeInfo {
   scope: string;
   product: string;
   description: string;

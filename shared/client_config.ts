@@ -21,7 +21,7 @@ export interface ClientConfigRequest {
   namePrefix?: string;
 }
 
-export interface McpServerEntry {
+interface McpServerEntry {
   url: string;
   auth: {
     type: 'oauth2_pkce';

@@ -22,7 +22,7 @@ export interface ConsoleSession {
   expiresAt: number;
 }
 
-export interface DbConsoleSessionRow {
+interface DbConsoleSessionRow {
   id_hash: string;
   user_id: string;
   tenant_id: string | null;

@@ -36,7 +36,7 @@ export interface MemberSnapshot {
   last_login_at: number | null;
 }
 
-export interface FindingDraft {
+interface FindingDraft {
   check: string;
   severity: Severity;
   title: string;

@@ -16,7 +16,7 @@ export interface ScheduleSegment {
   rpo_minutes: number;
 }
 
-export type RecoveryOutcome = 'recoverable' | 'out_of_retention' | 'before_first_snapshot' | 'in_the_future';
+type RecoveryOutcome = 'recoverable' | 'out_of_retention' | 'before_first_snapshot' | 'in_the_future';
 
 const MINUTE_MS = 60_000;
 
