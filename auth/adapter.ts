@@ -178,7 +178,7 @@ export async function purgeUnusedClients(db: DbOrTrx, now = Date.now()): Promise
  * Marks an interaction as answered, atomically: of two concurrent (or replayed) consent
  * submissions for one interaction, only the first creates a grant (checklist G3, R12).
  */
-export async function claimInteraction(db: DbOrTrx, uid: string, now = Date.now()): Promise<boolean> {
-  const changed = await db('oidc_payloads').where({ model: 'Interaction', id: uid }).whereNull('consumed_at').update({ consumed_at: now });
+export async function claimInteraction(db: DbOrTrx, uid: string): Promise<boolean> {
+  const changed = await db('oidc_payloads').where({ model: 'Interaction', id: uid }).whereNull('consumed_at').update({ consumed_at: Date.now() });
   return changed === 1;
 }

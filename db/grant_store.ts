@@ -109,8 +109,8 @@ export async function liveConnections(db: DbOrTrx, tenantId: string, only: { use
  * whose token was checked before a revocation committed did not use it after, as countUses in
  * db/audit.ts counts.
  */
-export async function touchConnection(db: DbOrTrx, id: string, at = Date.now()): Promise<void> {
-  await db('connections').where({ id }).whereNull('revoked_at').update({ last_used_at: at, call_count: db.raw('call_count + 1') });
+export async function touchConnection(db: DbOrTrx, id: string): Promise<void> {
+  await db('connections').where({ id }).whereNull('revoked_at').update({ last_used_at: Date.now(), call_count: db.raw('call_count + 1') });
 }
 
 /**
@@ -119,8 +119,8 @@ export async function touchConnection(db: DbOrTrx, id: string, at = Date.now()):
  * UPDATE waits for a revocation holding the row and then sees it, so a call whose transaction
  * commits after a revocation never takes effect, whether or not this instance heard of it yet.
  */
-export async function touchLiveConnection(db: DbOrTrx, id: string, at = Date.now()): Promise<void> {
-  const changed = await db('connections').where({ id }).whereNull('revoked_at').update({ last_used_at: at, call_count: db.raw('call_count + 1') });
+export async function touchLiveConnection(db: DbOrTrx, id: string): Promise<void> {
+  const changed = await db('connections').where({ id }).whereNull('revoked_at').update({ last_used_at: Date.now(), call_count: db.raw('call_count + 1') });
   if (!changed) throw new AppError('connection_revoked', 'this connection was revoked while the call ran; nothing was changed');
 }
 

@@ -97,9 +97,9 @@ export async function registerInstance(
 }
 
 /** The instances seen within LIVE_MS, oldest first. */
-export async function liveInstances(db: DbOrTrx, now = Date.now()): Promise<InstanceRow[]> {
+export async function liveInstances(db: DbOrTrx): Promise<InstanceRow[]> {
   const rows: Array<{ id: string; host: string; pid: number | string; started_at: number | string; seen_at: number | string; keys: string }> =
-    await db('instances').where('seen_at', '>=', now - LIVE_MS).orderBy([{ column: 'started_at' }, { column: 'id' }]).select('id', 'host', 'pid', 'started_at', 'seen_at', 'keys');
+    await db('instances').where('seen_at', '>=', Date.now() - LIVE_MS).orderBy([{ column: 'started_at' }, { column: 'id' }]).select('id', 'host', 'pid', 'started_at', 'seen_at', 'keys');
   return rows.map((r) => ({ id: r.id, host: r.host, pid: Number(r.pid), startedAt: Number(r.started_at), seenAt: Number(r.seen_at), keys: JSON.parse(r.keys) as InstanceKeys }));
 }
 

@@ -15,7 +15,8 @@ export interface ConfirmationKey {
   argsHash: string;
 }
 
-export async function createConfirmation(db: DbOrTrx, key: ConfirmationKey & { tenantId: string; userId: string }, now = Date.now()): Promise<{ id: string; expiresAt: number }> {
+export async function createConfirmation(db: DbOrTrx, key: ConfirmationKey & { tenantId: string; userId: string }): Promise<{ id: string; expiresAt: number }> {
+  const now = Date.now();
   // Expired rows are useless; clearing them here keeps the table small without a sweeper.
   await db('mcp_confirmations').where('expires_at', '<', now).delete();
   const row = {
@@ -30,7 +31,8 @@ export async function createConfirmation(db: DbOrTrx, key: ConfirmationKey & { t
  * Consumes a live pending confirmation for exactly this connection, tool and arguments.
  * One conditional UPDATE: under concurrency only one caller sees a changed row (checklist R12).
  */
-export async function consumeConfirmation(db: DbOrTrx, key: ConfirmationKey, now = Date.now()): Promise<boolean> {
+export async function consumeConfirmation(db: DbOrTrx, key: ConfirmationKey): Promise<boolean> {
+  const now = Date.now();
   const changed = await db('mcp_confirmations')
     .where({ connection_id: key.connectionId, tool: key.tool, args_hash: key.argsHash })
     .whereNull('consumed_at')

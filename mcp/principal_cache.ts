@@ -74,7 +74,8 @@ export class PrincipalCache {
   }
 
   /** The stored ids of the live cached tokens (the revocation sweep's, as connectionIds). */
-  tokenIds(now = Date.now()): string[] {
+  tokenIds(): string[] {
+    const now = Date.now();
     const ids = new Set<string>();
     for (const [key, entry] of this.entries) {
       if (entry.validUntil <= now) this.remove(key);

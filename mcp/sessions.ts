@@ -172,7 +172,8 @@ export class SessionRegistry {
    * one whose client listens on its GET stream: closing it would end the stream its client waits
    * for notifications on (the stream itself ends with its token, and idle time counts from then).
    */
-  private closeIdle(now = Date.now()): void {
+  private closeIdle(): void {
+    const now = Date.now();
     for (const session of this.sessions.values()) {
       if (!busy(session) && now - activeAt(session, now) > this.options.idleMs) void this.close(session.id);
     }

@@ -45,7 +45,8 @@ function hashSessionId(id: string): string {
  * `expiresAt` keeps an earlier session's end (a new id for a chosen organization): the 12 hours
  * count from the sign-in, however often the person switches.
  */
-export async function createSession(db: DbOrTrx, input: { userId: string; tenantId?: string; expiresAt?: number }, now = Date.now()): Promise<ConsoleSession> {
+export async function createSession(db: DbOrTrx, input: { userId: string; tenantId?: string; expiresAt?: number }): Promise<ConsoleSession> {
+  const now = Date.now();
   const id = randomBytes(32).toString('base64url');
   const expiresAt = Math.min(input.expiresAt ?? Infinity, now + SESSION_TTL_MS);
   const row: DbConsoleSessionRow = { id_hash: hashSessionId(id), user_id: input.userId, tenant_id: input.tenantId ?? null, created_at: now, expires_at: expiresAt };
@@ -53,9 +54,9 @@ export async function createSession(db: DbOrTrx, input: { userId: string; tenant
   return { id, userId: input.userId, tenantId: input.tenantId, expiresAt: row.expires_at };
 }
 
-export async function findSession(db: DbOrTrx, id: string, now = Date.now()): Promise<ConsoleSession | undefined> {
+export async function findSession(db: DbOrTrx, id: string): Promise<ConsoleSession | undefined> {
   if (!SESSION_ID.test(id)) return undefined;
-  const row = await db<DbConsoleSessionRow>('console_sessions').where({ id_hash: hashSessionId(id) }).andWhere('expires_at', '>', now).first();
+  const row = await db<DbConsoleSessionRow>('console_sessions').where({ id_hash: hashSessionId(id) }).andWhere('expires_at', '>', Date.now()).first();
   return row && { id, userId: row.user_id, tenantId: row.tenant_id ?? undefined, expiresAt: Number(row.expires_at) };
 }
 
@@ -64,8 +65,8 @@ export async function deleteSession(db: DbOrTrx, id: string): Promise<void> {
 }
 
 /** Expired rows are of no use to anyone; sign-in removes them so the table does not grow. */
-export async function pruneExpiredSessions(db: DbOrTrx, now = Date.now()): Promise<number> {
-  return db('console_sessions').where('expires_at', '<=', now).delete();
+export async function pruneExpiredSessions(db: DbOrTrx): Promise<number> {
+  return db('console_sessions').where('expires_at', '<=', Date.now()).delete();
 }
 
 /**

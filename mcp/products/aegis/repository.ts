@@ -150,7 +150,8 @@ export function aegisRepository(scope: TenantScope) {
     },
 
     /** Runs every check now over the tenant's data and stores the scan with its findings. */
-    async run(startedBy: string | null, now = Date.now()): Promise<ScanView & { findings: FindingView[] }> {
+    async run(startedBy: string | null): Promise<ScanView & { findings: FindingView[] }> {
+      const now = Date.now();
       const result = runChecks({ ...(await snapshot()), now });
       const scan = (await scope.insert<NewRow<DbScanRow>>('aegis_scans', {
         status: 'completed', checks_run: result.checks_run, subjects_examined: result.subjects_examined,

@@ -579,6 +579,7 @@ export function cavalierRepository(scope: TenantScope) {
 export type CavalierRepository = ReturnType<typeof cavalierRepository>;
 
 /** Midnight UTC today: a date-only value (valid_until) is valid through its whole day. */
-function startOfToday(at = Date.now()): number {
+function startOfToday(): number {
+  const at = Date.now();
   return at - (at % DAY_MS);
 }

@@ -93,8 +93,8 @@ function ageInYears(birth: number, today: number): number {
   return Math.max(0, years - (beforeBirthday ? 1 : 0));
 }
 
-export function today(now = Date.now()): number {
-  return Math.floor(now / DAY_MS) * DAY_MS;
+export function today(): number {
+  return Math.floor(Date.now() / DAY_MS) * DAY_MS;
 }
 
 function petView(row: DbPetRow, on = today()) {
@@ -303,10 +303,11 @@ export function pawvaultRepository(scope: TenantScope) {
       },
 
       /**
-       * Vaccinations whose next dose is due within `withinDays` of `on`, or overdue. Only the latest
+       * Vaccinations whose next dose is due within `within_days` of today, or overdue. Only the latest
        * dose of each vaccine for each pet counts: a booster given since replaces the earlier due date.
        */
-      async dueVaccinations(filter: { within_days: number; pet_id?: string; include_overdue: boolean }, on = today()) {
+      async dueVaccinations(filter: { within_days: number; pet_id?: string; include_overdue: boolean }) {
+        const on = today();
         const petId = filter.pet_id ? (await requirePet(filter.pet_id)).id : undefined;
         const horizon = on + filter.within_days * DAY_MS;
         // Doses due in the window that no later dose of the same vaccine (vaccine_key) for the same

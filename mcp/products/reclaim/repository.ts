@@ -292,11 +292,11 @@ export function reclaimRepository(scope: TenantScope) {
      * retention window's start before it and after it, counted as simulate counts them. The
      * current retention or a higher one is refused (refuseNoCut); raising is update's.
      */
-    async shortenRetention(rawId: string, retentionDays: number, when?: number) {
+    async shortenRetention(rawId: string, retentionDays: number) {
       const row = await scope.requireLocked<DbPolicyRow>('reclaim_policies', rawId, 'policy');
       refuseNoCut(row, retentionDays);
       const previous = Number(row.retention_days);
-      const at = when ?? Date.now();
+      const at = Date.now();
       const before = await retentionAt(row, at);
       const policy = await change(row, { retention_days: retentionDays }, at);
       const after = await retentionAt({ ...row, retention_days: retentionDays }, at);
