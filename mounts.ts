@@ -52,10 +52,10 @@ export function eventRelayMount(events: EventBus): Mount {
 }
 
 /** Loads which surfaces are live before anything serves, then keeps every instance current. */
-export function surfacesMount(surfaces: SurfaceRegistry, events: EventBus, pollMs = 2_000): Mount {
+export function surfacesMount(surfaces: SurfaceRegistry, events: EventBus): Mount {
   return async (_app, { db, log, onClose }) => {
     await surfaces.refresh(db, events);
-    onClose(surfaces.start(db, events, log, pollMs));
+    onClose(surfaces.start(db, events, log, 2_000));
   };
 }
 

@@ -233,12 +233,12 @@ async function openSessionOnce(url: string, token?: string): Promise<string> {
   return sessionId;
 }
 
-/** One tools/call; resolves with the HTTP status and whether the call succeeded. */
-export async function callTool(url: string, token: string, sessionId: string, id: number, name = 'forge.list_conversations', args: Record<string, unknown> = { limit: 5 }): Promise<{ status: number; ok: boolean }> {
+/** One tools/call of forge.list_conversations; resolves with the HTTP status and whether the call succeeded. */
+export async function callTool(url: string, token: string, sessionId: string, id: number): Promise<{ status: number; ok: boolean }> {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sessionId, 'mcp-protocol-version': PROTOCOL },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'forge.list_conversations', arguments: { limit: 5 } } }),
   });
   const text = await response.text();
   return { status: response.status, ok: response.status === 200 && text.includes('"result"') && !text.includes('"isError":true') };

@@ -747,7 +747,8 @@ export async function queryAudit(
 }
 
 /** Matching records oldest first, a page at a time (for export), in constant memory. */
-export async function* auditPages(db: DbOrTrx, filter: AuditFilter, pageSize = 2000): AsyncGenerator<DbAuditRow[]> {
+export async function* auditPages(db: DbOrTrx, filter: AuditFilter): AsyncGenerator<DbAuditRow[]> {
+  const pageSize = 2000;
   let after: { time: number; id: string } | undefined;
   for (;;) {
     const query = db<DbAuditRow>('audit_log');

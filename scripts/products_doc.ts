@@ -47,23 +47,23 @@ function productSection(p: ProductDefinition<any>): string {
   return lines.join('\n');
 }
 
-export function renderProductsDoc(products: readonly ProductDefinition<any>[] = PRODUCTS): string {
-  const tools = products.reduce((n, p) => n + p.tools.length, 0);
-  const destructive = products.reduce((n, p) => n + p.tools.filter((t) => t.destructive).length, 0);
+export function renderProductsDoc(): string {
+  const tools = PRODUCTS.reduce((n, p) => n + p.tools.length, 0);
+  const destructive = PRODUCTS.reduce((n, p) => n + p.tools.filter((t) => t.destructive).length, 0);
   return [
     '# Product servers',
     '',
     '<!-- Generated from the catalog by `npm run docs:products`; do not edit by hand. -->',
     '',
-    `${products.length} servers, ${tools} tools (${destructive} destructive: they answer \`confirmation_required\` until re-invoked with \`confirmed: true\`).`,
+    `${PRODUCTS.length} servers, ${tools} tools (${destructive} destructive: they answer \`confirmation_required\` until re-invoked with \`confirmed: true\`).`,
     'Every call is checked against the grant\'s scopes and tenant and recorded in the audit log. The',
     'live catalog is also served at `GET {mcp_url}/` and `GET {mcp_url}/{product}/list_tools`.',
     '',
     '| server | kind | status | tools | scopes |',
     '|---|---|---|---|---|',
-    ...products.map((p) => `| [\`/mcp/${p.id}\`](#${p.title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')}--mcp${p.id}) | ${cell(p.kind)} | ${p.status} | ${p.tools.length} | ${Object.keys(p.scopes).length} |`),
+    ...PRODUCTS.map((p) => `| [\`/mcp/${p.id}\`](#${p.title.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')}--mcp${p.id}) | ${cell(p.kind)} | ${p.status} | ${p.tools.length} | ${Object.keys(p.scopes).length} |`),
     '',
-    ...products.map(productSection).flatMap((s) => [s, '']),
+    ...PRODUCTS.map(productSection).flatMap((s) => [s, '']),
   ].join('\n');
 }
 

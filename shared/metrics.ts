@@ -60,7 +60,8 @@ export class Collected implements Metric {
 
 export class Histogram implements Metric {
   private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
-  constructor(readonly name: string, readonly help: string, readonly buckets: number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]) {}
+  readonly buckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  constructor(readonly name: string, readonly help: string) {}
   observe(labels: Labels, seconds: number): void {
     const key = labelKey(labels);
     let entry = this.series.get(key);
@@ -87,8 +88,8 @@ export class MetricsRegistry {
   counter(name: string, help: string): Counter {
     return this.add(new Counter(name, help));
   }
-  histogram(name: string, help: string, buckets?: number[]): Histogram {
-    return this.add(new Histogram(name, help, buckets));
+  histogram(name: string, help: string): Histogram {
+    return this.add(new Histogram(name, help));
   }
   gauge(name: string, help: string, collect: () => Array<[Labels, number]>): Collected {
     return this.add(new Collected(name, help, collect));

@@ -28,10 +28,9 @@ export function loginPage(p: PageContext, options: { error?: string; email?: str
     </form></div>`;
 }
 
-export function organizationPage(p: PageContext, memberships: Array<{ tenant_id: string; tenant_name: string; tenant_slug: string; role: string }>, error?: string): Html {
+export function organizationPage(p: PageContext, memberships: Array<{ tenant_id: string; tenant_name: string; tenant_slug: string; role: string }>): Html {
   return html`<div class="narrow card">
     <h1>Choose an organization</h1>
-    ${error ? html`<p class="error" role="alert">${error}</p>` : ''}
     <form method="post" action="${p.base}/organization">
       <input type="hidden" name="csrf" value="${p.csrf}">
       <label for="tenant">Organization</label>

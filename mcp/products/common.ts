@@ -243,8 +243,8 @@ export const instantArg = z
   .refine((value) => !Number.isNaN(Date.parse(value)) && dateToMs(value.slice(0, 10)) !== undefined, 'is not a valid date-time');
 
 /** A trimmed text argument that may span lines (a message, a body, a summary): its lines and spacing are kept. */
-export function textArg(max: number, min = 1) {
-  return z.string().trim().min(min).max(max);
+export function textArg(max: number) {
+  return z.string().trim().min(1).max(max);
 }
 
 export const DAY_MS = 86_400_000;

@@ -155,12 +155,12 @@ export function pawvaultRepository(scope: TenantScope) {
   const ofPet = <Row>(table: string, petId: string, dateColumn: string, limit: number) =>
     scope.from(table).where(`${table}.pet_id`, petId).orderBy([{ column: dateColumn, order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit) as Promise<Row[]>;
 
-  async function records(pet: DbPetRow, limit: number, kinds: ReadonlyArray<'vaccinations' | 'visits' | 'medications'> = ['vaccinations', 'visits', 'medications']) {
+  async function records(pet: DbPetRow, limit: number) {
     const on = today();
     return {
-      ...(kinds.includes('vaccinations') ? { vaccinations: (await ofPet<DbVaccinationRow>(VACCINATIONS, pet.id, 'administered_on', limit)).map(vaccinationView) } : {}),
-      ...(kinds.includes('visits') ? { visits: (await ofPet<DbVisitRow>(VISITS, pet.id, 'visited_on', limit)).map(visitView) } : {}),
-      ...(kinds.includes('medications') ? { medications: (await ofPet<DbMedicationRow>(MEDICATIONS, pet.id, 'start_date', limit)).map((m) => medicationView(m, on)) } : {}),
+      vaccinations: (await ofPet<DbVaccinationRow>(VACCINATIONS, pet.id, 'administered_on', limit)).map(vaccinationView),
+      visits: (await ofPet<DbVisitRow>(VISITS, pet.id, 'visited_on', limit)).map(visitView),
+      medications: (await ofPet<DbMedicationRow>(MEDICATIONS, pet.id, 'start_date', limit)).map((m) => medicationView(m, on)),
     };
   }
 
