@@ -27,8 +27,8 @@ async function admin(database: TestDatabase, ...argv: string[]) {
 }
 
 /** A real authorization with `openid`: the ID token (signed by the current key), the tokens, and the browser's cookies. */
-async function signInWithIdToken(server: AuthServer, jar?: CookieJar) {
-  const flow = await authorizeCode(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes: ['openid', 'forge.chat.read'], jar });
+async function signInWithIdToken(server: AuthServer) {
+  const flow = await authorizeCode(server.url, { email: 'alice@acme.example', password: PASSWORD, tenant: 'acme', resource: server.forge, scopes: ['openid', 'forge.chat.read'] });
   const response = await tokenRequest(server.url, {
     grant_type: 'authorization_code', code: flow.code, client_id: flow.clientId, redirect_uri: flow.redirectUri, code_verifier: flow.verifier, resource: server.forge,
   });

@@ -22,10 +22,10 @@ export interface Run {
   stderr: string;
 }
 
-export function runProcess(command: string, args: string[], options: { env?: Record<string, string>; cwd?: string; timeoutMs?: number } = {}): Promise<Run> {
+export function runProcess(command: string, args: string[], options: { env?: Record<string, string> } = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(command, args, {
-      cwd: options.cwd, timeout: options.timeoutMs ?? 120_000, maxBuffer: 32 * 1024 * 1024,
+      timeout: 120_000, maxBuffer: 32 * 1024 * 1024,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? os.tmpdir(), ...options.env },
     }, (error, stdout, stderr) => {
       const code = error ? (typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : 1) : 0;

@@ -10,7 +10,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { hashTokenId } from '../../db/grant_store.js';
 import { DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
-import { BrowserDrivenProvider, type BrowserOptions } from '../helpers/sdk_oauth.js';
+import { BrowserDrivenProvider } from '../helpers/sdk_oauth.js';
 
 export class AssistantProvider extends BrowserDrivenProvider {
   readonly invalidated: string[] = [];
@@ -32,8 +32,8 @@ export class AssistantProvider extends BrowserDrivenProvider {
   }
 }
 
-export function assistant(server: McpTestServer, options: Partial<BrowserOptions> = {}): AssistantProvider {
-  return new AssistantProvider(server, { email: 'member@acme.example', password: DEMO_PASSWORD, tenant: 'acme', allow: (requested) => requested, clientName: 'Chat assistant', ...options });
+export function assistant(server: McpTestServer): AssistantProvider {
+  return new AssistantProvider(server, { email: 'member@acme.example', password: DEMO_PASSWORD, tenant: 'acme', allow: (requested) => requested, clientName: 'Chat assistant' });
 }
 
 export interface ConnectOptions {

@@ -88,16 +88,12 @@ export class Session {
 }
 
 /**
- * A browser signed in to the console as `email`. Someone in several organizations chooses `tenant`;
- * without one, the browser is left at the organization choice.
+ * A browser signed in to the console as `email`. Someone in several organizations is left at the
+ * organization choice.
  */
-export async function signIn(f: ConsoleFixture, email: string, tenant?: string): Promise<Session> {
+export async function signIn(f: ConsoleFixture, email: string): Promise<Session> {
   const browser = new Session(f.server.url);
   const login = await browser.request('/api/mcp/login');
-  const result = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(login.text), email, password: PASSWORD } });
-  if (result.location === '/api/mcp/organization' && tenant !== undefined) {
-    const choose = await browser.request('/api/mcp/organization');
-    await browser.request('/api/mcp/organization', { form: { csrf: Session.csrfOf(choose.text), tenant: tenant! } });
-  }
+  await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(login.text), email, password: PASSWORD } });
   return browser;
 }

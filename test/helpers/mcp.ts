@@ -258,7 +258,7 @@ export function mcpTest(title: string, body: (t: ExecutionContext, server: McpTe
 }
 
 /** `title [postgres]` only (row locks held across concurrent writers); declared skipped when PostgreSQL is not under test. */
-export function mcpPostgresTest(title: string, body: (t: ExecutionContext, server: McpTestServer) => Promise<void>, options: McpServerOptions = {}): void {
-  if (databasesUnderTest().includes('postgres')) mcpTest(title, body, options, ['postgres']);
+export function mcpPostgresTest(title: string, body: (t: ExecutionContext, server: McpTestServer) => Promise<void>): void {
+  if (databasesUnderTest().includes('postgres')) mcpTest(title, body, {}, ['postgres']);
   else test.skip(`${title} [postgres]`, () => {});
 }
