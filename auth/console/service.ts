@@ -89,7 +89,6 @@ export interface AuditQuery {
 
 const MAX_PAGE = 200;
 
-/** Reads filters from query parameters; anything malformed is invalid_request naming it. */
 /** The ISO 8601 forms `from` and `to` take: a calendar date, or a date and time with an optional zone. */
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
 
@@ -141,6 +140,7 @@ function pageParams(params: { limit?: string | string[]; cursor?: string | strin
   return { limit, cursor };
 }
 
+/** Reads filters from query parameters; anything malformed is invalid_request naming it. */
 export function parseAuditQuery(viewer: Viewer, params: Record<string, string | string[] | undefined>): AuditQuery {
   const one = (name: string): string | undefined => once(params[name], name);
   const text = (name: string, max: number) => {

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL's read pipe (db/pg_client.ts ReadPipe): TenantScope's reads outside transactions on
+ * PostgreSQL's read pipe (db/pg_client.ts PgPipe): TenantScope's reads outside transactions on
  * one pipelined connection, the reads of one event-loop turn in one write.
  */
 import fs from 'node:fs';
