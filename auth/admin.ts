@@ -6,7 +6,7 @@
  * retire`.
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from '../shared/cli_args.js';
+import { onePositional, parseArgs } from '../shared/cli_args.js';
 import type { JWK } from 'jose';
 import type { Db, DbOrTrx } from '../db/connect.js';
 import { appendAudit } from '../db/audit.js';
@@ -49,6 +49,9 @@ async function validateClient(db: Db, metadata: Record<string, unknown>): Promis
     throw new AppError('invalid_request', description, { cause: error });
   }
 }
+
+/** Where an operator finds the client id a command needs. */
+const CLIENT_HINT = 'client list --all shows them';
 
 export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
   'client add': {
@@ -113,7 +116,7 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
   'client revoke': {
     usage: 'client revoke <client_id>   (revokes its connections in every organization; people may connect it again)',
     async run(open, args, { out, notify }) {
-      const clientId = oneClientId(args, 'client revoke');
+      const clientId = onePositional(args, 'client revoke', 'a client id', CLIENT_HINT);
       const db = await open();
       const { name, revoked } = await db.transaction(async (trx) => {
         const { name } = await requireClient(trx, clientId);
@@ -127,7 +130,7 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
   'client remove': {
     usage: 'client remove <client_id>   (revokes its connections everywhere and deletes its registration)',
     async run(open, args, { out, notify }) {
-      const clientId = oneClientId(args, 'client remove');
+      const clientId = onePositional(args, 'client remove', 'a client id', CLIENT_HINT);
       const { clientKindOf } = await import('./clients.js');
       if (clientKindOf(clientId) === 'metadata_document') {
         throw new AppError('invalid_request', `${clientId} is a metadata-document client: its id is the URL of its metadata, which Portico fetches when it connects, so there is no registration to remove; client revoke revokes its connections`);
@@ -149,12 +152,6 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
 };
 
 /** The one client id a `client revoke | remove` command names. */
-function oneClientId(args: string[], command: string): string {
-  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `${command} takes one client id, got ${positionals.length}` : `${command} needs a client id (client list --all shows them)`);
-  return positionals[0];
-}
-
 /**
  * The client's name as people saw it, and whether Portico holds its registration. A client known
  * only by its connections (a metadata-document client, or one whose registration is gone) is

@@ -4,7 +4,7 @@
  * an unknown option, an unexpected argument or an option given twice (shared/cli_args.ts) is a
  * usage error, never ignored.
  */
-import { parseArgs } from '../shared/cli_args.js';
+import { onePositional, parseArgs } from '../shared/cli_args.js';
 import { ConfigError, loadConfig, type DatabaseConfig } from '../shared/config.js';
 import { AppError, isAppError, UsageError } from '../shared/errors.js';
 import { connectDatabase, type Db, type DbOrTrx } from '../db/connect.js';
@@ -286,12 +286,6 @@ export const COMMANDS: Record<string, AdminCommand> = {
 };
 
 /** The one positional argument a command takes (a slug, a product). */
-function onePositional(args: string[], command: string, what: string): string {
-  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `${command} takes ${what}, got ${positionals.length} arguments` : `${command} needs ${what}`);
-  return positionals[0];
-}
-
 /** A usage error naming every one of `options` the command line left out. */
 function requireOptions(values: Record<string, unknown>, options: readonly string[], command: string): void {
   const missing = options.filter((option) => !values[option]);

@@ -18,3 +18,13 @@ export function parseArgs<T extends ParseArgsConfig>(config: T): ReturnType<type
   }
   return parsed as ReturnType<typeof parseNodeArgs<T>>;
 }
+
+/**
+ * The one positional argument of `command` (a tenant's slug, a client id), named `what` in the
+ * usage error for none or more than one; `hint`, when given, says where to find one.
+ */
+export function onePositional(args: string[], command: string, what: string, hint?: string): string {
+  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  if (positionals.length === 1) return positionals[0];
+  throw new UsageError(positionals.length ? `${command} takes ${what}, got ${positionals.length} arguments` : `${command} needs ${what}${hint ? ` (${hint})` : ''}`);
+}

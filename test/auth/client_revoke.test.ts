@@ -119,7 +119,7 @@ for (const kind of databasesUnderTest()) {
       const before = await db('audit_log').count({ n: '*' }).first();
       const cases: Array<[string[], number, RegExp]> = [
         [['client', 'revoke'], 2, /^error: client revoke needs a client id \(client list --all shows them\)\nusage: npm run admin -- client revoke <client_id>/],
-        [['client', 'remove', clientId, 'dcr_other'], 2, /^error: client remove takes one client id, got 2\nusage: /],
+        [['client', 'remove', clientId, 'dcr_other'], 2, /^error: client remove takes a client id, got 2 arguments\nusage: /],
         [['client', 'revoke', '--all', clientId], 2, /^error: Unknown option '--all'/],
         [['client', 'revoke', 'dcr_nobody'], 3, /^error: no client dcr_nobody \(client list --all shows them\)$/],
         [['client', 'remove', 'reg_nobody'], 3, /^error: no client reg_nobody \(client list --all shows them\)$/],
