@@ -35,15 +35,18 @@ test('errors are written with name, message, stack and cause, at any depth and i
 
 test('buffered output is written in one piece after maxDelayMs, or at once past maxBytes, and on flush', async (t) => {
   const writes: string[] = [];
-  const out = bufferedStdout({ maxDelayMs: 30, maxBytes: 100, write: (text) => writes.push(text) });
-  out.sink('one');
-  out.sink('two');
+  // A delay far past any stall of a loaded machine: with 30 ms, a stall let the flush's timer run
+  // before the 10 ms wait below had looked (a list of 30 ms timers due earlier runs all its due ones).
+  const slow = bufferedStdout({ maxDelayMs: 1_000, maxBytes: 100, write: (text) => writes.push(text) });
+  slow.sink('one');
+  slow.sink('two');
   t.deepEqual(writes, [], 'nothing is written on the request path');
   await new Promise((resolve) => setTimeout(resolve, 10));
   t.deepEqual(writes, [], 'still waiting: a turn of the event loop is not enough');
-  await new Promise((resolve) => setTimeout(resolve, 60)); // the timer under test is due first: Node runs timers in that order
+  while (!writes.length) await new Promise((resolve) => setTimeout(resolve, 20));
   t.deepEqual(writes, ['one\ntwo\n']);
 
+  const out = bufferedStdout({ maxDelayMs: 30, maxBytes: 100, write: (text) => writes.push(text) });
   out.sink('x'.repeat(60));
   out.sink('y'.repeat(60));
   t.deepEqual(writes.slice(1), [`${'x'.repeat(60)}\n${'y'.repeat(60)}\n`], 'past maxBytes: written at once');
