@@ -437,6 +437,12 @@ function help(): string {
 
 const HELP = new Set(['help', '--help', '-h']);
 
+/** `tenant create --help`: a command's own arguments ask for its usage (not after `--`, where they are values). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end < 0 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
 /** What node:util parseArgs throws (strict mode) for an unknown option, a missing value or a stray argument. */
 function isParseArgsError(error: unknown): error is TypeError {
   return error instanceof TypeError && !!(error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
@@ -477,9 +483,13 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
     return EXIT.usage;
   }
   const command = COMMANDS[name];
+  const rest = argv.slice(name.split(' ').length);
+  if (asksForHelp(rest)) {
+    io.out(`usage: npm run admin -- ${command.usage}`);
+    return EXIT.ok;
+  }
   let db: Db | undefined;
   try {
-    const rest = argv.slice(name.split(' ').length);
     if (command.offline?.when(rest)) {
       await command.offline.run(rest, { out: io.out });
       return EXIT.ok;

@@ -208,6 +208,25 @@ test('admin CLI with no arguments is a usage error; help prints the commands and
   }
 });
 
+test('a command given --help or -h prints its own usage, exits 0 and opens no database', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-help-'));
+  const file = path.join(dir, 'portico.sqlite');
+  try {
+    for (const argv of [['tenant', 'create', '--help'], ['tenant', 'create', 'initech', '--name', 'Initech', '-h'], ['client', 'remove', '-h'], ['audit', 'export', '--help']]) {
+      const help = await cli(`sqlite:${file}`, argv);
+      t.deepEqual([help.code, help.err], [0, ''], argv.join(' '));
+      t.regex(help.out, new RegExp(`^usage: npm run admin -- ${argv.slice(0, 2).join(' ')} `), argv.join(' '));
+    }
+    t.false(fs.existsSync(file), 'no database was created');
+    // After `--` it is a value: here tenant create's slug, and the command still needs --name.
+    const value = await cli(`sqlite:${file}`, ['tenant', 'create', '--', '--help']);
+    t.is(value.code, 2);
+    t.regex(value.err, /^error: tenant create needs --name\nusage: /);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('admin CLI configuration errors exit 2 and name the variable', async (t) => {
   const port = await runAdmin(['tenant', 'list'], { out: () => undefined, err: (l) => t.is(l, 'error: invalid configuration: PORT: expected a whole number, got "x"') }, { DATABASE_URL: 'sqlite::memory:', PORT: 'x' });
   t.is(port, 2);
