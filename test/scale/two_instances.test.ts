@@ -5,6 +5,7 @@
  * 404 so that the client re-initializes there; confirmations live in the database.
  */
 import test from 'ava';
+import type { Knex } from 'knex';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
@@ -158,13 +159,16 @@ pgTest('a confirmation asked on one instance is honoured on the other [postgres]
 
 pgTest('an instance that stops in the middle of a transaction holds an audit chain only until PostgreSQL ends its idle session; the other instance’s calls then go through [postgres]', async (t) => {
   const pair = await twoInstances({ TOOL_TIMEOUT_MS: '200', DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '1000' });
-  // B's own pool, as B's code uses it: a transaction that took the tenant's audit head and then went quiet (B frozen, paused, cut off).
-  const stalled = await pair.b.portico.context.db.transaction();
+  let stalled: Knex.Transaction | undefined;
   try {
     const { token } = await pair.issue(['forge.chat.read']);
     const sessionId = await session(at(pair.a), token);
     t.is((await post(at(pair.a), token, list(1), sessionId)).status, 200, 'the chain has a head');
     const tenant = await pair.a.portico.context.db('tenants').where({ slug: 'acme' }).first('id');
+    // B's own pool, as B's code uses it: a transaction that took the tenant's audit head and then
+    // went quiet (B frozen, paused, cut off). Begun only now: PostgreSQL ends a transaction idle
+    // for a second, and the steps above took longer than that on a loaded machine.
+    stalled = await pair.b.portico.context.db.transaction();
     await stalled.raw('select seq from audit_heads where chain = ? for update', [tenant.id]);
 
     const started = performance.now();
@@ -182,7 +186,7 @@ pgTest('an instance that stops in the middle of a transaction holds an audit cha
     t.deepEqual((await pair.b.portico.context.db.transaction((trx) => trx.raw('select 1 as one'))).rows, [{ one: 1 }]);
     t.is((await post(at(pair.b), token, list(3), await session(at(pair.b), token))).status, 200);
   } finally {
-    await stalled.rollback().catch(() => undefined);
+    await stalled?.rollback().catch(() => undefined);
     await pair.close();
   }
 });
