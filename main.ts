@@ -5,6 +5,7 @@ import { bufferedStdout, createLogger } from './shared/log.js';
 import { DRAIN_MS, startPortico, type Portico } from './app.js';
 import { defaultMounts, defaultSeeders } from './mounts.js';
 import { SchemaAheadError } from './db/migrate.js';
+import { describeDatabaseFailure } from './db/errors.js';
 
 let config: Config;
 try {
@@ -43,8 +44,11 @@ portico = await startPortico(config, { log, mounts: defaultMounts(), seeders: de
     return process.exit(exitStatusOf(stopping));
   }
   const problem = LISTEN_PROBLEMS[(error as { code?: string }).code ?? ''];
+  const database = describeDatabaseFailure(error);
   if (problem && (error as { listening?: boolean }).listening === true) log.error(`start failed: cannot listen on ${config.host}:${config.port}: ${problem}`);
   else if (error instanceof SchemaAheadError) log.error(`start failed: ${error.message}`);
+  // In Portico's words, as the admin CLI says it, with the driver's own line beside it (no stack).
+  else if (database) log.error(`start failed: ${database}`, { detail: error instanceof Error ? error.message : String(error) });
   else log.error('start failed', { err: error });
   process.exit(1);
 });
