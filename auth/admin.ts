@@ -138,7 +138,7 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
       const db = await open();
       const { name, revoked } = await db.transaction(async (trx) => {
         const { name, registered } = await requireClient(trx, clientId);
-        if (!registered) throw new AppError('not_found', `no registered client ${clientId} (its connections remain: client revoke revokes them)`);
+        if (!registered) throw new AppError('not_found', `no registered client ${clientId} (${await liveNote(trx, clientId)})`);
         const revoked = await revokeEverywhere(trx, clientId, name, { record: 'client.remove', reason: 'client removed by an operator' });
         // Its registration and what belongs to it. Access tokens stay, marked revoked (revokeConnection),
         // so a client still holding one is told its connection was revoked, not that the token is unknown.
@@ -176,6 +176,13 @@ async function revokeEverywhere(trx: DbOrTrx, clientId: string, name: string, { 
   const revoked = await revokeConnections(trx, live, reason);
   await appendAudit(trx, { tenantId: null, clientId, kind: 'admin', name: record, args: { client: name, revoked_connections: revoked.length }, outcome: 'ok' });
   return revoked;
+}
+
+/** For a client with no registration to remove: what is left of it that client revoke would reach. */
+async function liveNote(trx: DbOrTrx, clientId: string): Promise<string> {
+  const row = await trx('connections').where({ client_id: clientId }).whereNull('revoked_at').count({ n: '*' }).first();
+  const live = Number(row?.n ?? 0);
+  return live ? `${live} live connection(s) of it remain: client revoke revokes them` : 'none of its connections is live';
 }
 
 /** ` in <n> organization(s)`: how widely a client's revocation reached. */

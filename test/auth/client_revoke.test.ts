@@ -51,6 +51,10 @@ for (const kind of databasesUnderTest()) {
       const again = await connect('alice@acme.example', 'acme');
       t.is(await refusal(server, again.accessToken), undefined);
       t.is(await refreshed(server, again), 'ok');
+      // A registration gone by other means (an unused one expired) leaves live connections that only revoke reaches.
+      await db('oidc_payloads').where({ model: 'Client', id: clientId }).delete();
+      const unregistered = await admin(server, 'client', 'remove', clientId);
+      t.deepEqual([unregistered.code, unregistered.err], [3, `error: no registered client ${clientId} (1 live connection(s) of it remain: client revoke revokes them)`]);
       t.is((await admin(server, 'client', 'revoke', clientId)).out, `revoked 1 connection(s) of Editor (${clientId}) in 1 organization(s)`);
       t.is((await admin(server, 'client', 'revoke', clientId)).out, `Editor (${clientId}) has no live connections`);
     } finally {
@@ -83,7 +87,7 @@ for (const kind of databasesUnderTest()) {
       // Removed once, the client has no registration; revoke still finds it by its connections.
       const again = await admin(server, 'client', 'remove', clientId);
       t.is(again.code, 3);
-      t.is(again.err, `error: no registered client ${clientId} (its connections remain: client revoke revokes them)`);
+      t.is(again.err, `error: no registered client ${clientId} (none of its connections is live)`);
       t.is((await admin(server, 'client', 'revoke', clientId)).out, `Editor (${clientId}) has no live connections`);
     } finally {
       await server.close();
