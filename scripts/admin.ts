@@ -280,12 +280,12 @@ export const COMMANDS: Record<string, AdminCommand> = {
       parseArgs({ args, options: {} });
       const db = await open();
       const overrides = await surfaceOverrides(db);
-      for (const p of PRODUCTS) out(`${p.id.padEnd(12)} ${(overrides.get(p.id) ?? p.status).padEnd(8)} ${p.tools.length} tools  ${p.title}`);
+      const width = String(Math.max(...PRODUCTS.map((p) => p.tools.length))).length;
+      for (const p of PRODUCTS) out(`${p.id.padEnd(12)} ${(overrides.get(p.id) ?? p.status).padEnd(8)} ${String(p.tools.length).padStart(width)} tools  ${p.title}`);
     },
   },
 };
 
-/** The one positional argument a command takes (a slug, a product). */
 /** A usage error naming every one of `options` the command line left out. */
 function requireOptions(values: Record<string, unknown>, options: readonly string[], command: string): void {
   const missing = options.filter((option) => !values[option]);

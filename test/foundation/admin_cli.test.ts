@@ -7,6 +7,7 @@ import { testOnEachDatabase } from '../helpers/db.js';
 import { runAdmin } from '../../scripts/admin.js';
 import { issueAccessToken } from '../helpers/grants.js';
 import { EXPORT_COLUMNS } from '../../db/audit_export.js';
+import { PRODUCTS } from '../../mcp/products/index.js';
 
 function cli(url: string, argv: string[], stdin = '') {
   const out: string[] = [];
@@ -225,6 +226,15 @@ test('a command given --help or -h prints its own usage, exits 0 and opens no da
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('surface list prints a product a line, its status and tool count in aligned columns', async (t) => {
+  const { code, out } = await cli('sqlite::memory:', ['surface', 'list']);
+  t.is(code, 0);
+  const lines = out.split('\n');
+  t.deepEqual(lines.map((line) => line.split(/\s+/)[0]), PRODUCTS.map((p) => p.id));
+  for (const [i, p] of PRODUCTS.entries()) t.regex(lines[i], new RegExp(`^${p.id} +${p.status} +${p.tools.length} tools  ${p.title}$`));
+  t.is(new Set(lines.map((line) => line.indexOf(' tools  '))).size, 1, `the counts end in one column:\n${out}`);
 });
 
 test('admin CLI configuration errors exit 2 and name the variable', async (t) => {
