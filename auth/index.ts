@@ -88,6 +88,21 @@ export function authMount(options: AuthMountOptions): Mount {
       })());
     });
     provider.on('server_error', (ctx: { state?: Partial<PorticoState> }, err: unknown) => log.error('oauth server error', { request_id: requestIdOf(ctx), err }));
+    // LOG_LEVEL=debug: why oidc-provider refused a request. Its error_detail says more than the
+    // answer a client gets ("invalid_grant" alone), and an operator asked why a client cannot
+    // connect needs it. Only the error's own words and the client's id, never another parameter's value.
+    type RefusedContext = { state?: Partial<PorticoState>; oidc?: { route?: string; client?: { clientId: string }; params?: Record<string, unknown> } };
+    // The provider's typings name each event's listener apart; these all share one shape.
+    const onRefusal = provider.on.bind(provider) as (event: string, listener: (ctx: RefusedContext, error: OAuthRefusal) => void) => void;
+    for (const event of OAUTH_REFUSALS) {
+      onRefusal(event, (ctx, error) => {
+        const named = ctx.oidc?.params?.client_id;
+        log.debug('oauth refused', {
+          request_id: requestIdOf(ctx), route: ctx.oidc?.route, error: error.error ?? error.name, description: error.error_description, detail: error.error_detail,
+          client_id: ctx.oidc?.client?.clientId ?? (typeof named === 'string' ? named.slice(0, 300) : undefined),
+        });
+      });
+    }
     // A body streamed without Content-Length past oidc-provider's own read cap fails its parse
     // ("failed to parse the request body", 400): noted, so registrationGuard and formBodyGuard
     // answer it as the oversized body it is (413), like a declared one (docs/auth.md).
@@ -217,6 +232,14 @@ function registrationGuard(context: PorticoContext, perMinute: number, overRead:
 }
 
 /** oidc-provider's own cap on a request body (lib/shared/selective_body.js). */
+/** oidc-provider's events for a request it refused (its error handler's, per endpoint), logged at debug. */
+const OAUTH_REFUSALS = [
+  'authorization.error', 'grant.error', 'registration_create.error', 'registration_read.error',
+  'revocation.error', 'introspection.error', 'userinfo.error', 'end_session.error',
+] as const;
+/** What oidc-provider's errors carry: the code a client gets, its description, and its detail for the operator. */
+interface OAuthRefusal { name?: string; error?: string; error_description?: string; error_detail?: string }
+
 const PROVIDER_BODY_LIMIT = 56 * 1024;
 const FORM_ENDPOINTS = new Set<string>([ROUTES.token, ROUTES.revocation, ROUTES.introspection]);
 
