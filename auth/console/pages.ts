@@ -176,9 +176,17 @@ export function verifyPage(p: PageContext, result: AuditVerification, checkpoint
     <p><a href="${p.base}/audit">← Audit log</a></p></section>`;
 }
 
+/** An error page's heading, by its code: what happened in a person's words, before the detail. */
+const ERROR_HEADINGS: Record<string, string> = {
+  forbidden: 'Not allowed',
+  insufficient_scope: 'Not allowed',
+  forbidden_cross_tenant: 'Not allowed',
+  not_found: 'Not found',
+};
+
 /** Carries the stable error code and the request id, as the authorization pages do, for a support request. */
 export function errorPage(p: Pick<PageContext, 'base'>, error: { message: string; code: string; requestId: string }): Html {
-  return html`<div class="narrow card"><h1>Something is not right</h1><p class="error" role="alert">${error.message}</p>
+  return html`<div class="narrow card"><h1>${ERROR_HEADINGS[error.code] ?? 'Something is not right'}</h1><p class="error" role="alert">${error.message}</p>
     <p class="muted">Error code <code>${error.code}</code> · request <code>${error.requestId}</code>.</p>
     <p><a href="${p.base}/connections">Back to the console</a></p></div>`;
 }

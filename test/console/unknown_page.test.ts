@@ -16,6 +16,7 @@ for (const kind of databasesUnderTest()) {
       const page = await browser.request(path, { headers: { accept: 'text/html' } });
       t.is(page.status, 404, path);
       t.regex(page.headers.get('content-type') ?? '', /^text\/html/, `${path}: ${page.text.slice(0, 120)}`);
+      t.regex(page.text, /<h1>Not found<\/h1>/, path);
       t.regex(page.text, /Error code <code>not_found<\/code>/, path);
       t.regex(page.text, /Back to the console/, path);
       t.regex(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, path);
@@ -29,5 +30,15 @@ for (const kind of databasesUnderTest()) {
     const api = await f.api('/nothing-here', await f.consoleToken('acmeAdmin', 'acme'));
     t.is(api.status, 404);
     t.is(((await api.json()) as { error?: { code?: string } }).error?.code, 'not_found');
+  });
+
+  test(`a console page a member may not open answers 403 under "Not allowed", with its code [${kind}]`, async (t) => {
+    const f = await startConsole(kind);
+    t.teardown(() => f.close());
+    const browser = await signIn(f, 'ann@acme.example');
+    const page = await browser.request('/api/mcp/audit/verify', { headers: { accept: 'text/html' } });
+    t.is(page.status, 403);
+    t.regex(page.text, /<h1>Not allowed<\/h1>/);
+    t.regex(page.text, /Error code <code>(forbidden|insufficient_scope)<\/code>/);
   });
 }
