@@ -151,7 +151,6 @@ export const CLIENT_COMMANDS: Record<string, AdminCommand> = {
   },
 };
 
-/** The one client id a `client revoke | remove` command names. */
 /**
  * The client's name as people saw it, and whether Portico holds its registration. A client known
  * only by its connections (a metadata-document client, or one whose registration is gone) is

@@ -231,7 +231,6 @@ function registrationGuard(context: PorticoContext, perMinute: number, overRead:
   };
 }
 
-/** oidc-provider's own cap on a request body (lib/shared/selective_body.js). */
 /** oidc-provider's events for a request it refused (its error handler's, per endpoint), logged at debug. */
 const OAUTH_REFUSALS = [
   'authorization.error', 'grant.error', 'registration_create.error', 'registration_read.error',
@@ -240,6 +239,7 @@ const OAUTH_REFUSALS = [
 /** What oidc-provider's errors carry: the code a client gets, its description, and its detail for the operator. */
 interface OAuthRefusal { name?: string; error?: string; error_description?: string; error_detail?: string }
 
+/** oidc-provider's own cap on a request body (lib/shared/selective_body.js). */
 const PROVIDER_BODY_LIMIT = 56 * 1024;
 const FORM_ENDPOINTS = new Set<string>([ROUTES.token, ROUTES.revocation, ROUTES.introspection]);
 
