@@ -7,7 +7,7 @@
 import type { OAuthClientInformationMixed } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, type StreamableHTTPReconnectionOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { hashTokenId } from '../../db/grant_store.js';
 import { DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
 import { BrowserDrivenProvider } from '../helpers/sdk_oauth.js';
@@ -43,6 +43,8 @@ export interface ConnectOptions {
   beforeConnect?: () => Promise<unknown>;
   /** The transport's fetch, for a test that watches or holds the client's requests. */
   fetch?: typeof fetch;
+  /** How the transport reopens a closed GET stream (the SDK's default: twice, after 1 s then 1.5 s). */
+  reconnectionOptions?: StreamableHTTPReconnectionOptions;
 }
 
 /** Authorizes (the person signs in and allows) and returns a connected client with its transport. */
@@ -57,7 +59,7 @@ export async function signedIn(server: McpTestServer, provider: AssistantProvide
 }
 
 export async function connectAgain(server: McpTestServer, provider: AssistantProvider, product: string, options: ConnectOptions = {}) {
-  const transport = new StreamableHTTPClientTransport(new URL(`${server.mcpUrl}/${product}`), { authProvider: provider, fetch: options.fetch });
+  const transport = new StreamableHTTPClientTransport(new URL(`${server.mcpUrl}/${product}`), { authProvider: provider, fetch: options.fetch, reconnectionOptions: options.reconnectionOptions });
   const client = new Client({ name: 'assistant', version: '1.0.0' }, { capabilities: options.capabilities ?? {} });
   const errors: unknown[] = [];
   client.onerror = (error) => errors.push(error);
