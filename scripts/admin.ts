@@ -4,7 +4,7 @@
  * an unknown option, an unexpected argument or an option given twice (shared/cli_args.ts) is a
  * usage error, never ignored.
  */
-import { onePositional, parseArgs } from '../shared/cli_args.js';
+import { onePositional, parseArgs, theOne } from '../shared/cli_args.js';
 import { ConfigError, loadConfig, type DatabaseConfig } from '../shared/config.js';
 import { AppError, isAppError, UsageError } from '../shared/errors.js';
 import { connectDatabase, type Db, type DbOrTrx } from '../db/connect.js';
@@ -58,11 +58,11 @@ export const COMMANDS: Record<string, AdminCommand> = {
     usage: 'tenant create <slug> --name <name>',
     async run(open, args, { out }) {
       const { values, positionals } = parseArgs({ args, options: { name: { type: 'string' } }, allowPositionals: true });
-      if (positionals.length !== 1) throw new UsageError(positionals.length ? `tenant create takes one slug, got ${positionals.length}` : 'tenant create needs a slug');
+      const slug = theOne(positionals, 'tenant create', 'a slug');
       if (!values.name) throw new UsageError('tenant create needs --name');
       const db = await open();
       const tenant = await db.transaction(async (trx) => {
-        const created = await createTenant(trx, { slug: positionals[0], name: values.name! });
+        const created = await createTenant(trx, { slug, name: values.name! });
         await appendAudit(trx, { tenantId: created.id, kind: 'admin', name: 'tenant.create', args: { slug: created.slug, name: created.name }, outcome: 'ok' });
         return created;
       });
@@ -381,10 +381,8 @@ function instanceNotifier(open: () => Promise<Db>, database: DatabaseConfig, war
 }
 
 async function changeSurface(open: () => Promise<Db>, args: string[], status: 'live' | 'roadmap', { out, notify }: CommandIo): Promise<void> {
-  const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
   const verb = status === 'live' ? 'ship' : 'unship';
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `surface ${verb} takes one product, got ${positionals.length}` : `surface ${verb} needs a product`);
-  const [product] = positionals;
+  const product = onePositional(args, `surface ${verb}`, 'a product');
   const known = PRODUCTS.find((p) => p.id === product);
   if (!known) throw new AppError('not_found', `no product "${product}"; products: ${PRODUCTS.map((p) => p.id).join(', ')}`);
   const db = await open();

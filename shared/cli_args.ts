@@ -25,6 +25,11 @@ export function parseArgs<T extends ParseArgsConfig>(config: T): ReturnType<type
  */
 export function onePositional(args: string[], command: string, what: string, hint?: string): string {
   const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+  return theOne(positionals, command, what, hint);
+}
+
+/** `positionals`' only member, parsed beside a command's options; the usage errors of onePositional. */
+export function theOne(positionals: string[], command: string, what: string, hint?: string): string {
   if (positionals.length === 1) return positionals[0];
   throw new UsageError(positionals.length ? `${command} takes ${what}, got ${positionals.length} arguments` : `${command} needs ${what}${hint ? ` (${hint})` : ''}`);
 }

@@ -170,10 +170,11 @@ testOnEachDatabase('admin CLI usage errors exit 2 with the problem and the usage
   const cases: Array<[string[], string, string]> = [
     [['tenant', 'create', 'initech'], 'error: tenant create needs --name', 'tenant create <slug> --name <name>'],
     [['tenant', 'create', '--name', 'Initech'], 'error: tenant create needs a slug', 'tenant create <slug> --name <name>'],
+    [['tenant', 'create', 'initech', 'hooli', '--name', 'Initech'], 'error: tenant create takes a slug, got 2 arguments', 'tenant create <slug> --name <name>'],
     [['user', 'add', '--tenant', 'acme', '--email', 'b@acme.example', '--role', 'member'], 'error: user add needs --password-stdin', 'user add --tenant <slug>'],
     [['user', 'add', '--tenant', 'acme'], 'error: user add needs --email, --role, --password-stdin', 'user add --tenant <slug>'],
     [['surface', 'ship'], 'error: surface ship needs a product', 'surface ship <product>'],
-    [['surface', 'ship', 'midas', 'forge'], 'error: surface ship takes one product, got 2', 'surface ship <product>'],
+    [['surface', 'ship', 'midas', 'forge'], 'error: surface ship takes a product, got 2 arguments', 'surface ship <product>'],
     [['audit', 'verify'], 'error: audit verify needs --tenant or --file', 'audit verify (--tenant <slug> | --file'],
     [['audit', 'export', '--tenant', 'acme', '--format', 'xml'], 'error: --format must be jsonl or csv, got "xml"', 'audit export --tenant <slug>'],
     // Unknown options and stray arguments are refused by every command, never ignored.
