@@ -1,6 +1,6 @@
 /**
- * The client configuration (SPEC.md part 4, 5.8): the pure builder, `npm run client-config` as a
- * real child process, and `GET {mcp_url}/{product}/client_config` on a real server, which must all
+ * The client configuration (SPEC.md part 4, 5.8): the pure builder, `npm run client-config` (as a
+ * real child process, and its `runClientConfig` in this process), and `GET {mcp_url}/{product}/client_config` on a real server, which must all
  * print the same JSON.
  */
 import { execFile } from 'node:child_process';
@@ -14,6 +14,7 @@ import { buildCatalog } from '../../shared/catalog.js';
 import { buildClientConfig, type ClientConfigRequest } from '../../shared/client_config.js';
 import { isAppError } from '../../shared/errors.js';
 import { setSurfaceStatus } from '../../db/surfaces.js';
+import { runClientConfig } from '../../scripts/client_config.js';
 import { testOnEachDatabase } from '../helpers/db.js';
 import { mcpTest } from '../helpers/mcp.js';
 
@@ -120,16 +121,23 @@ test('the name prefix names each server; an empty prefix leaves the product id',
 
 const SCRIPT = path.resolve('scripts/client_config.ts');
 
-async function cli(args: string[], env: Record<string, string> = {}) {
+interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the CLI with only the environment given (and PATH, and a fresh DATA_DIR it must not write
+ * into). `spawned` runs it as a real child process, as `npm run client-config` does; otherwise its
+ * `runClientConfig` runs in this process, which is what the child runs (it only writes the two
+ * streams and sets the exit code), without compiling the imports through tsx again (seconds a call).
+ */
+async function cli(args: string[], env: Record<string, string> = {}, { spawned = false } = {}): Promise<CliResult> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-cc-'));
+  const fullEnv = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PUBLIC_AUTH_URL: 'https://auth.example.com', PUBLIC_MCP_URL: 'https://mcp.example.com/mcp', ...env };
   try {
-    const result = await run(process.execPath, ['--import', 'tsx', SCRIPT, ...args], {
-      env: { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PUBLIC_AUTH_URL: 'https://auth.example.com', PUBLIC_MCP_URL: 'https://mcp.example.com/mcp', ...env },
-    });
-    return { code: 0, stdout: result.stdout, stderr: result.stderr, dataDir };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr, dataDir };
+    return spawned ? await inChild(args, fullEnv) : await inProcess(args, fullEnv);
   } finally {
     const created = fs.readdirSync(dataDir);
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -137,8 +145,25 @@ async function cli(args: string[], env: Record<string, string> = {}) {
   }
 }
 
+async function inChild(args: string[], env: Record<string, string>): Promise<CliResult> {
+  try {
+    const result = await run(process.execPath, ['--import', 'tsx', SCRIPT, ...args], { env });
+    return { code: 0, stdout: result.stdout, stderr: result.stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+async function inProcess(args: string[], env: Record<string, string>): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runClientConfig(args, env, { out: (text) => (stdout += `${text}\n`), err: (text) => (stderr += `${text}\n`) });
+  return { code, stdout, stderr };
+}
+
 test('npm run client-config prints the builder’s JSON with the configured base URLs', async (t) => {
-  const result = await cli(['--products', 'forge,aegis', '--tools', 'aegis.list_findings', '--name-prefix', 'acme-']);
+  const result = await cli(['--products', 'forge,aegis', '--tools', 'aegis.list_findings', '--name-prefix', 'acme-'], {}, { spawned: true });
   t.is(result.code, 0, result.stderr);
   t.deepEqual(JSON.parse(result.stdout), build({ products: ['forge', 'aegis'], tools: ['aegis.list_findings'], namePrefix: 'acme-' }));
   t.is(JSON.parse(result.stdout).mcpServers['acme-aegis'].auth.token_url, 'https://auth.example.com/oauth/token');
@@ -166,7 +191,7 @@ test('the CLI refuses unknown products and tools, roadmap products and bad flags
   t.is(roadmap.code, 2);
   t.regex(roadmap.stderr, /midas is on the roadmap/);
 
-  const flag = await cli(['--product', 'forge']);
+  const flag = await cli(['--product', 'forge'], {}, { spawned: true });
   t.is(flag.code, 2);
   t.regex(flag.stderr, /^error: Unknown option '--product'\n\nusage: npm run client-config/);
 
