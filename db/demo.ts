@@ -4,7 +4,7 @@
  */
 import { generatePassword } from '../shared/passwords.js';
 import type { Db, DbOrTrx } from './connect.js';
-import { addMembership, countUsers, createTenant, createUser, hashNewPassword, type DbTenantRow } from './accounts.js';
+import { addMembership, countUsers, createTenant, createUser, hashNewPassword, type DbTenantRow, type HashedPassword } from './accounts.js';
 
 export interface DemoCredential {
   email: string;
@@ -24,17 +24,24 @@ const PEOPLE: Array<{ email: string; name: string; in: Array<[slug: string, role
 ];
 
 /**
+ * Every account's password (DEMO_PASSWORD), or a new one for each; with `hashed`, that password
+ * already hashed, which every account then stores: for a caller that seeds many databases with
+ * one password (the tests) and would otherwise pay five scrypt hashes (~250 ms of CPU) each time.
+ */
+export type DemoOptions = { seeders?: DemoSeeder[] } & ({ password?: string; hashed?: undefined } | { password: string; hashed: HashedPassword });
+
+/**
  * Seeds only a database with no users and no organizations (one an operator has begun to fill
  * with the admin CLI is left alone); returns the credentials to print, or undefined.
  */
-export async function seedDemoIfEmpty(db: Db, options: { password?: string; seeders?: DemoSeeder[] } = {}): Promise<DemoCredential[] | undefined> {
+export async function seedDemoIfEmpty(db: Db, options: DemoOptions = {}): Promise<DemoCredential[] | undefined> {
   // A restart, the usual case, finds it filled and hashes nothing.
   if (!(await isEmpty(db))) return undefined;
   // The five passwords are hashed at once and before the transaction: one after another, inside
   // it, they held the database's writer (and on PostgreSQL every other starting instance) ~250 ms.
   const people = await Promise.all(PEOPLE.map(async (person) => {
     const password = options.password ?? generatePassword();
-    return { ...person, password, hashed: await hashNewPassword(password) };
+    return { ...person, password, hashed: options.hashed ?? (await hashNewPassword(password)) };
   }));
   return db.transaction(async (trx) => {
     if (!(await isEmpty(trx))) return undefined;

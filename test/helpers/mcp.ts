@@ -23,6 +23,7 @@ import {
   ToolListChangedNotificationSchema, type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { seedDemoIfEmpty } from '../../db/demo.js';
+import { hashNewPassword, type HashedPassword } from '../../db/accounts.js';
 import type { Db } from '../../db/connect.js';
 import type { DbConnectionRow } from '../../db/grant_store.js';
 import type { DbAuditRow } from '../../db/audit.js';
@@ -38,6 +39,13 @@ import { startTestServer, type TestServer, type TestServerOptions } from './serv
 
 export const DEMO_PASSWORD = 'demo-password-1234';
 rememberSecret(DEMO_PASSWORD);
+
+let demoHash: Promise<HashedPassword> | undefined;
+
+/** Seeds the demo dataset (every account's password DEMO_PASSWORD, hashed once per worker process). */
+export async function seedDemo(db: Db): Promise<void> {
+  await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, hashed: await (demoHash ??= hashNewPassword(DEMO_PASSWORD)), seeders: defaultSeeders() });
+}
 
 export interface McpTestServer extends TestServer {
   db: Db;
@@ -64,7 +72,7 @@ export async function startMcpServer(kind: DbKind, options: McpServerOptions = {
   const { products, before = [], revokedSweepMs, ...serverOptions } = options;
   const server = await startTestServer(kind, { mounts: [...before, ...defaultMounts({ events, products, revokedSweepMs })], ...serverOptions });
   const db = server.portico.context.db;
-  await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
+  await seedDemo(db);
   const tenantRows: Array<{ id: string; slug: string }> = await db('tenants').select('id', 'slug');
   const userRows: Array<{ id: string; email: string }> = await db('users').select('id', 'email');
   const bySlug = Object.fromEntries(tenantRows.map((t) => [t.slug, t]));

@@ -10,11 +10,9 @@ import { spawn } from 'node:child_process';
 import test from 'ava';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { chainRows, verifyChain } from '../../db/audit.js';
-import { seedDemoIfEmpty } from '../../db/demo.js';
-import { defaultSeeders } from '../../mounts.js';
 import { createMigratedDatabase, databasesUnderTest } from '../helpers/db.js';
 import { issueAccessToken } from '../helpers/grants.js';
-import { DEMO_PASSWORD, MCP_HEADERS, readRaw } from '../helpers/mcp.js';
+import { MCP_HEADERS, readRaw, seedDemo } from '../helpers/mcp.js';
 import { freePort, startTestServer } from '../helpers/server.js';
 import { PROJECT_ROOT as ROOT } from '../../scripts/project_root.js';
 
@@ -36,7 +34,7 @@ for (const kind of databasesUnderTest()) {
     const url = `http://127.0.0.1:${port}`;
     let child: ReturnType<typeof spawn> | undefined;
     try {
-      await seedDemoIfEmpty(database.db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
+      await seedDemo(database.db);
       const acme = await database.db('tenants').where({ slug: 'acme' }).first('id');
       const admin = await database.db('users').where({ email: 'admin@acme.example' }).first('id');
       const { token } = await issueAccessToken(database.db, {

@@ -7,13 +7,12 @@ import test from 'ava';
 import { authMount } from '../../auth/index.js';
 import { consoleMount } from '../../auth/console/index.js';
 import { revokeConnection } from '../../db/grant_store.js';
-import { seedDemoIfEmpty } from '../../db/demo.js';
-import { eventRelayMount, defaultSeeders } from '../../mounts.js';
+import { eventRelayMount } from '../../mounts.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
 import { buildCatalog } from '../../shared/catalog.js';
 import { EventBus } from '../../shared/events.js';
 import { createTestDatabase, databasesUnderTest, type TestDatabase } from '../helpers/db.js';
-import { auditOf, DEMO_PASSWORD, grant, openSession, rawCall } from '../helpers/mcp.js';
+import { auditOf, DEMO_PASSWORD, grant, openSession, rawCall, seedDemo } from '../helpers/mcp.js';
 import { authorizeWithPassword, tokenRequest } from '../helpers/oauth.js';
 import { until } from '../helpers/poll.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -34,7 +33,7 @@ pgTest('a connection whose grant has expired is ended by the purge (once, with t
   const b = await authInstance(database, 300, { PUBLIC_AUTH_URL: a.url });
   try {
     const db = a.portico.context.db;
-    await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
+    await seedDemo(db);
     const sign = (resource: string, scopes: string[]) => authorizeWithPassword(a.url, { email: 'admin@acme.example', password: DEMO_PASSWORD, tenant: 'acme', resource, scopes });
     const forge = await sign(`${a.config.mcpUrl}/forge`, ['forge.chat.read']);
     const connection = await db('connections').where({ client_id: forge.clientId }).first();

@@ -6,13 +6,12 @@
  */import test from 'ava';
 import { authMount } from '../../auth/index.js';
 import { consoleMount } from '../../auth/console/index.js';
-import { seedDemoIfEmpty } from '../../db/demo.js';
-import { eventRelayMount, defaultSeeders } from '../../mounts.js';
+import { eventRelayMount } from '../../mounts.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
 import { buildCatalog } from '../../shared/catalog.js';
 import { EventBus } from '../../shared/events.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
-import { DEMO_PASSWORD } from '../helpers/mcp.js';
+import { DEMO_PASSWORD, seedDemo } from '../helpers/mcp.js';
 import { authorizeWithPassword } from '../helpers/oauth.js';
 import { until } from '../helpers/poll.js';
 import { startTestServer } from '../helpers/server.js';
@@ -28,7 +27,7 @@ pgTest('a grant that expires while the purge ends other expired grants still has
   const other = database.connect();
   try {
     const db = server.portico.context.db;
-    await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
+    await seedDemo(db);
     const sign = (scopes: string[]) => authorizeWithPassword(server.url, { email: 'admin@acme.example', password: DEMO_PASSWORD, tenant: 'acme', resource: `${server.config.mcpUrl}/forge`, scopes });
     const first = await db('connections').where({ client_id: (await sign(['forge.chat.read'])).clientId }).first();
     const second = await db('connections').where({ client_id: (await sign(['forge.chat.read'])).clientId }).first();

@@ -7,13 +7,12 @@
  */
 import test from 'ava';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { seedDemoIfEmpty } from '../../db/demo.js';
-import { defaultMounts, defaultSeeders } from '../../mounts.js';
+import { defaultMounts } from '../../mounts.js';
 import { EventBus } from '../../shared/events.js';
 import { runAdmin } from '../../scripts/admin.js';
 import { createTestDatabase, databasesUnderTest } from '../helpers/db.js';
 import { issueAccessToken } from '../helpers/grants.js';
-import { connectCountingChanges, DEMO_PASSWORD } from '../helpers/mcp.js';
+import { connectCountingChanges, seedDemo } from '../helpers/mcp.js';
 import { startTestServer } from '../helpers/server.js';
 
 const pgTest = databasesUnderTest().includes('postgres') ? test.serial : test.skip;
@@ -35,7 +34,7 @@ pgTest('surface ship and unship tell the sessions on every instance that tools, 
   const clients: Client[] = [];
   try {
     const db = a.portico.context.db;
-    await seedDemoIfEmpty(db, { password: DEMO_PASSWORD, seeders: defaultSeeders() });
+    await seedDemo(db);
     const tenant = await db('tenants').where({ slug: 'acme' }).first('id');
     const user = await db('users').where({ email: 'admin@acme.example' }).first('id');
     const { token } = await issueAccessToken(db, { tenantId: tenant.id, userId: user.id, product: 'midas', resource: `${a.config.mcpUrl}/midas`, scopes: ['midas.api.read', 'midas.api.write'] });
