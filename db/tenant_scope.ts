@@ -92,8 +92,14 @@ export class TenantScope {
 
   /** Inserts rows stamped with this tenant; returns them with their ids. */
   async insert<Row extends object>(table: string, row: Row): Promise<Row & { id: string; tenant_id: string }> {
-    const stamped = { ...row, id: (row as { id?: string }).id ?? randomUUID(), tenant_id: this.tenantId };
-    await this.db(table).insert(stamped);
+    const [stamped] = await this.insertAll(table, [row]);
+    return stamped;
+  }
+
+  /** Inserts `rows` in one statement, each stamped as `insert` stamps one. */
+  async insertAll<Row extends object>(table: string, rows: readonly Row[]): Promise<Array<Row & { id: string; tenant_id: string }>> {
+    const stamped = rows.map((row) => ({ ...row, id: (row as { id?: string }).id ?? randomUUID(), tenant_id: this.tenantId }));
+    if (stamped.length) await this.db(table).insert(stamped);
     return stamped;
   }
 

@@ -27,14 +27,16 @@ export const seedMidas: DemoSeeder = async (trx, tenant) => {
     const endpoint = await scope.insert<NewRow<DbEndpointRow>>('midas_endpoints', {
       method, path, summary, status, rate_limit_per_minute: limit, created_at: created, updated_at: created,
     });
+    const usage: Array<NewRow<DbUsageRow>> = [];
     for (let back = 44; back >= 0; back--) {
       // A deterministic weekly rhythm (quieter weekends) so the demo looks the same on every start.
       const day = today - back * DAY_MS;
       const weekday = new Date(day).getUTCDay();
       const calls = Math.round(typical * (weekday === 0 || weekday === 6 ? 0.35 : 1) * (1 + ((back * 7 + index * 3) % 11) / 50));
-      await scope.insert<NewRow<DbUsageRow>>('midas_usage_daily', {
+      usage.push({
         endpoint_id: endpoint.id, day, calls, errors: Math.round(calls * (0.002 + ((back + index) % 5) / 1000)), p95_ms: 80 + ((back * 13 + index * 29) % 120),
       });
     }
+    await scope.insertAll('midas_usage_daily', usage);
   }
 };
