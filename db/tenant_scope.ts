@@ -90,7 +90,7 @@ export class TenantScope {
     return this.db<Row>(table).where(`${table}.tenant_id`, this.tenantId) as Knex.QueryBuilder<Row, Row[]>;
   }
 
-  /** Inserts rows stamped with this tenant; returns them with their ids. */
+  /** Inserts a row stamped with this tenant; returns it with its id. */
   async insert<Row extends object>(table: string, row: Row): Promise<Row & { id: string; tenant_id: string }> {
     const [stamped] = await this.insertAll(table, [row]);
     return stamped;
