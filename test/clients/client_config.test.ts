@@ -1,7 +1,7 @@
 /**
  * The client configuration (SPEC.md part 4, 5.8): the pure builder, `npm run client-config` (as a
- * real child process, and its `runClientConfig` in this process), and `GET {mcp_url}/{product}/client_config` on a real server, which must all
- * print the same JSON.
+ * real child process, and its `runClientConfig` in this process), and
+ * `GET {mcp_url}/{product}/client_config` on a real server, which must all print the same JSON.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
