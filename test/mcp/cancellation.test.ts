@@ -60,7 +60,8 @@ test('an abort without a reason gives the AbortError an AbortController gives', 
 test('deadlines expire in the order they started, each after its own time, and never once ended', async (t) => {
   const expired: string[] = [];
   const names = new Map<Cancellation, string>();
-  const deadlines = new Deadlines(40, (cancellation) => {
+  // Times are wide enough that a stalled machine (a timer late by tens of milliseconds) keeps the order.
+  const deadlines = new Deadlines(200, (cancellation) => {
     expired.push(names.get(cancellation)!);
     cancellation.abort('time');
   });
@@ -73,19 +74,19 @@ test('deadlines expire in the order they started, each after its own time, and n
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   const a = start('a');
   const ended = start('ended');
-  await sleep(25);
-  const b = start('b'); // due 25 ms after a
+  await sleep(125);
+  const b = start('b'); // due 125 ms after a
   deadlines.end(ended);
-  await sleep(30); // a is due, b is not
+  await sleep(150); // a is due, b is not
   t.deepEqual(expired, ['a']);
   t.true(a.aborted);
   t.false(b.aborted, 'not before its own time');
-  await sleep(40);
+  await sleep(200);
   t.deepEqual(expired, ['a', 'b'], 'the timer was armed again for the next one');
   t.false(ended.aborted);
   const c = start('c'); // the queue was empty: a new timer
   deadlines.end(c);
-  await sleep(60); // nothing to wait for: c's deadline, had it not ended, would have passed by now
+  await sleep(300); // nothing to wait for: c's deadline, had it not ended, would have passed by now
   t.deepEqual(expired, ['a', 'b']);
 });
 
