@@ -3,7 +3,8 @@
  * rows (purgeExpired), both as of one instant: a grant that expires while the first step runs (it
  * waits on a locked connection row, a write tool's transaction for instance) is left to the next
  * run, not deleted by the second step with its connection still listed as live.
- */import test from 'ava';
+ */
+import test from 'ava';
 import { authMount } from '../../auth/index.js';
 import { consoleMount } from '../../auth/console/index.js';
 import { eventRelayMount } from '../../mounts.js';
