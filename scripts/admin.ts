@@ -25,6 +25,7 @@ import { dialectOf } from '../db/connect.js';
 import { describeDatabaseFailure } from '../db/errors.js';
 import { PRODUCTS } from '../mcp/products/index.js';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
 
 export type Output = (line: string) => void;
 
@@ -458,6 +459,16 @@ function failure(error: unknown, usage: string): { code: number; lines: string[]
   return { code: isAppError(error) && error.code === 'not_found' ? EXIT.notFound : EXIT.failed, lines: [`error: ${message}`] };
 }
 
+/**
+ * A SQLite database the CLI would otherwise create: a mistyped DATABASE_URL, or DATA_DIR left
+ * unset for a server started with its own, would get a new empty database, and the command would
+ * report success on it (or list nothing). Only a server's start or `npm run migrate` creates one.
+ */
+function requireExisting(database: DatabaseConfig): void {
+  if (database.kind !== 'sqlite' || database.filename === ':memory:' || fs.existsSync(database.filename)) return;
+  throw new Error(`no database at ${database.filename}: set DATABASE_URL or DATA_DIR as the server has them, or create it with npm run migrate`);
+}
+
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) throw new UsageError('--password-stdin reads the password from standard input: pipe it in');
   const chunks: Buffer[] = [];
@@ -496,6 +507,7 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
     let opened: Promise<Db> | undefined;
     const open = () =>
       (opened ??= (async () => {
+        requireExisting(config.database);
         const opened = connectDatabase(config.database);
         db = opened;
         // In turn with instances starting on the same PostgreSQL (app.ts): both migrate.

@@ -5,6 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { testOnEachDatabase } from '../helpers/db.js';
 import { runAdmin } from '../../scripts/admin.js';
+import { connectDatabase } from '../../db/connect.js';
+import { migrateLatest } from '../../db/migrate.js';
 import { issueAccessToken } from '../helpers/grants.js';
 import { EXPORT_COLUMNS } from '../../db/audit_export.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
@@ -340,6 +342,29 @@ test('a usage error opens no database: none is created at a mistyped path, and a
     const down = await cli('postgres://postgres@127.0.0.1:1/nothing', ['tenant', 'list']);
     t.is(down.code, 1, 'a command that gets as far as the database reports it unreachable');
     t.is(down.err, 'error: connect ECONNREFUSED 127.0.0.1:1');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a command on a SQLite file that is not there creates none: the operator is told, and nothing reports success on an empty database', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-cli-'));
+  const filename = path.join(dir, 'typo', 'portico.sqlite');
+  try {
+    for (const argv of [['tenant', 'list'], ['tenant', 'create', 'initech', '--name', 'Initech'], ['keys', 'list'], ['surface', 'ship', 'midas'], ['audit', 'verify', '--tenant', 'acme']]) {
+      const missing = await cli(`sqlite:${filename}`, argv);
+      t.is(missing.code, 1, argv.join(' '));
+      t.is(missing.out, '', argv.join(' '));
+      t.is(missing.err, `error: no database at ${filename}: set DATABASE_URL or DATA_DIR as the server has them, or create it with npm run migrate`, argv.join(' '));
+    }
+    t.false(fs.existsSync(path.dirname(filename)), 'neither the file nor its directory was made');
+
+    // Where the server (or npm run migrate) made it, the same commands work.
+    const made = connectDatabase({ kind: 'sqlite', filename });
+    await migrateLatest(made);
+    await made.destroy();
+    t.is((await cli(`sqlite:${filename}`, ['tenant', 'create', 'initech', '--name', 'Initech'])).code, 0);
+    t.regex((await cli(`sqlite:${filename}`, ['tenant', 'list'])).out, /^initech\s+Initech/);
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
