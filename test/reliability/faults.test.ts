@@ -310,7 +310,7 @@ for (const kind of databasesUnderTest()) {
 const onPostgres = databasesUnderTest().includes('postgres') ? test : test.skip;
 
 onPostgres(`a read PostgreSQL cancels past DATABASE_READ_TIMEOUT_MS fails its call as timeout, audited once, and the next read is served [postgres]`, async (t) => {
-  const server = await startFaultServer('postgres', { env: { DATABASE_READ_TIMEOUT_MS: '300' } });
+  const server = await startFaultServer('postgres', { env: { DATABASE_READ_TIMEOUT_MS: '1000' } });
   try {
     const { token, connection } = await grant(server, { product: 'faultlab', tenant: 'acme', scopes: ['faultlab.markers.write', 'faultlab.markers.read'] });
     const sessionId = await openSession(server, token, 'faultlab');
