@@ -22,6 +22,11 @@ export function dialectOf(db: DbOrTrx): 'sqlite' | 'postgres' {
   return (db.client as { dialect?: string }).dialect === 'postgresql' ? 'postgres' : 'sqlite';
 }
 
+/** An embedded SQLite file that is not there yet: connectDatabase would create it (a server's first start does). */
+export function isMissingSqlite(config: DatabaseConfig): boolean {
+  return config.kind === 'sqlite' && config.filename !== ':memory:' && !fs.existsSync(config.filename);
+}
+
 export function connectDatabase(config: DatabaseConfig): Db {
   if (config.kind === 'postgres') {
     const lockTimeoutMs = config.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;

@@ -7,7 +7,7 @@
 import { onePositional, parseArgs, theOne } from '../shared/cli_args.js';
 import { ConfigError, loadConfig, type DatabaseConfig } from '../shared/config.js';
 import { AppError, isAppError, UsageError } from '../shared/errors.js';
-import { connectDatabase, type Db, type DbOrTrx } from '../db/connect.js';
+import { connectDatabase, isMissingSqlite, type Db, type DbOrTrx } from '../db/connect.js';
 import { exclusively, migrateLatest } from '../db/migrate.js';
 import {
   addMembership, assertRole, createTenant, createUser, findUserByEmail, listTenants, listUsers, normaliseEmail, removeMembership, requireTenantBySlug,
@@ -25,7 +25,6 @@ import { dialectOf } from '../db/connect.js';
 import { describeDatabaseFailure } from '../db/errors.js';
 import { PRODUCTS } from '../mcp/products/index.js';
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 
 export type Output = (line: string) => void;
 
@@ -465,7 +464,7 @@ function failure(error: unknown, usage: string): { code: number; lines: string[]
  * report success on it (or list nothing). Only a server's start or `npm run migrate` creates one.
  */
 function requireExisting(database: DatabaseConfig): void {
-  if (database.kind !== 'sqlite' || database.filename === ':memory:' || fs.existsSync(database.filename)) return;
+  if (database.kind !== 'sqlite' || !isMissingSqlite(database)) return;
   throw new Error(`no database at ${database.filename}: set DATABASE_URL or DATA_DIR as the server has them, or create it with npm run migrate`);
 }
 

@@ -8,14 +8,13 @@
  * 0 printed (or --help), 2 usage, configuration (as the server and the admin CLI), or a refused
  * request (unknown or roadmap product, unknown tool …), 1 anything unexpected.
  */
-import fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { buildCatalog, type Catalog } from '../shared/catalog.js';
 import { parseArgs } from '../shared/cli_args.js';
 import { buildClientConfig, parseList } from '../shared/client_config.js';
 import { ConfigError, loadConfig, type Config } from '../shared/config.js';
 import { isAppError } from '../shared/errors.js';
-import { connectDatabase } from '../db/connect.js';
+import { connectDatabase, isMissingSqlite } from '../db/connect.js';
 import { describeDatabaseFailure } from '../db/errors.js';
 import { surfaceOverrides } from '../db/surfaces.js';
 import { PRODUCTS } from '../mcp/products/index.js';
@@ -90,7 +89,7 @@ export async function runClientConfig(args: string[], env: Record<string, string
 async function catalogWithSurfaces(config: Config, io: CliIo): Promise<Catalog> {
   const declared = (id: string) => PRODUCTS.find((p) => p.id === id)?.status === 'live';
   // A fresh install has no database file yet: nothing has shipped, and opening it would create it.
-  if (config.database.kind === 'sqlite' && config.database.filename !== ':memory:' && !fs.existsSync(config.database.filename)) {
+  if (isMissingSqlite(config.database)) {
     return buildCatalog(PRODUCTS, declared);
   }
   const db = connectDatabase(config.database);
