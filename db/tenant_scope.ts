@@ -3,10 +3,10 @@
  * already filtered by the grant's tenant, and every insert is stamped with it (STYLE.md §3).
  * It wraps the call's transaction; the caller (the trust pipeline) owns that transaction.
  */
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { AppError } from '../shared/errors.js';
 import { dialectOf, readPipeOf, type DbOrTrx } from './connect.js';
+import { uuidv7 } from './ids.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -90,7 +90,12 @@ export class TenantScope {
     return this.db<Row>(table).where(`${table}.tenant_id`, this.tenantId) as Knex.QueryBuilder<Row, Row[]>;
   }
 
-  /** Inserts a row stamped with this tenant; returns it with its id. */
+  /**
+   * Inserts a row stamped with this tenant; returns it with its id. Ids are time-ordered (UUIDv7,
+   * db/ids.ts), so rows this process makes in one millisecond still sort in the order they were
+   * made: lists ordered by (created_at, id), such as a conversation's messages oldest first, keep
+   * that order when two rows share a created_at.
+   */
   async insert<Row extends object>(table: string, row: Row): Promise<Row & { id: string; tenant_id: string }> {
     const [stamped] = await this.insertAll(table, [row]);
     return stamped;
@@ -98,7 +103,7 @@ export class TenantScope {
 
   /** Inserts `rows` in one statement, each stamped as `insert` stamps one. */
   async insertAll<Row extends object>(table: string, rows: readonly Row[]): Promise<Array<Row & { id: string; tenant_id: string }>> {
-    const stamped = rows.map((row) => ({ ...row, id: (row as { id?: string }).id ?? randomUUID(), tenant_id: this.tenantId }));
+    const stamped = rows.map((row) => ({ ...row, id: (row as { id?: string }).id ?? uuidv7(), tenant_id: this.tenantId }));
     if (stamped.length) await this.db(table).insert(stamped);
     return stamped;
   }

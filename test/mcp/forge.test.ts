@@ -112,6 +112,30 @@ mcpTest('paging conversations neither skips nor repeats one that gets a message 
   }
 });
 
+mcpTest('messages written in one millisecond read back in the order they were written', async (t, server) => {
+  const { client, close } = await connect(server, { product: 'forge', tenant: 'acme', scopes: ALL });
+  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })).structuredContent as any;
+  const realNow = Date.now;
+  try {
+    // A quick client, or a coarse clock: a question and its answers stamped with the same created_at.
+    const frozen = realNow();
+    Date.now = () => frozen;
+    const conversation = await call('forge.create_conversation', { title: 'Same millisecond', first_message: 'message 0' });
+    const written = ['message 0'];
+    for (let i = 1; i < 12; i += 1) {
+      await call('forge.add_message', { conversation_id: conversation.id, content: `message ${i}`, role: i % 2 ? 'assistant' : 'user' });
+      written.push(`message ${i}`);
+    }
+    Date.now = realNow;
+    const full = await call('forge.get_conversation', { conversation_id: conversation.id });
+    t.deepEqual(full.messages.map((m: any) => m.content), written, 'oldest first: in the order written');
+    t.true(new Set(full.messages.map((m: any) => m.created_at)).size === 1, 'all share one created_at');
+  } finally {
+    Date.now = realNow;
+    await close();
+  }
+});
+
 mcpTest('content and documents: save, list by kind, upload, analyse, read as a resource', async (t, server) => {
   const { client, close } = await connect(server, { product: 'forge', tenant: 'globex', scopes: ALL });
   try {
