@@ -170,6 +170,27 @@ each('a new scan sees what changed; list_scans shows both, newest first', async 
   }
 });
 
+each('a disabled admin is no admin coverage: one admin left is low, none left is critical', async (t, env) => {
+  const fixture = await postureTenant(env);
+  const coverage = async () => (await call(t, fixture.client, 'aegis.start_scan')).findings.filter((f: any) => f.check === 'admin_coverage');
+  const disable = (userId: string) => env.server.db('users').where({ id: userId }).update({ disabled_at: Date.now() });
+  try {
+    t.deepEqual(await coverage(), [], 'two admins who can sign in');
+    await disable(fixture.users.staleAdmin.id);
+    const one = await coverage();
+    t.is(one.length, 1);
+    t.like(one[0], { severity: 'low', subject: { kind: 'user', id: fixture.users.activeAdmin.id } });
+    t.regex(one[0].detail, /is the only admin \(1 admin account is disabled\)\./);
+    await disable(fixture.users.activeAdmin.id);
+    const none = await coverage();
+    t.is(none.length, 1);
+    t.like(none[0], { severity: 'critical', subject: { kind: 'organization' } });
+    t.regex(none[0].detail, /^No member who can sign in has the admin role \(2 admin accounts are disabled\)/);
+  } finally {
+    await fixture.close();
+  }
+});
+
 each('delete_scan follows the confirmation protocol and deletes the scan\'s findings', async (t, env) => {
   const fixture = await postureTenant(env);
   try {

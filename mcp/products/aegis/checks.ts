@@ -34,6 +34,8 @@ export interface MemberSnapshot {
   role: 'admin' | 'member';
   joined_at: number;
   last_login_at: number | null;
+  /** The account is disabled (`user disable`): it signs nobody in, so its role counts for nothing. */
+  disabled: boolean;
 }
 
 interface FindingDraft {
@@ -73,21 +75,24 @@ const CHECKS: Record<string, Check> = {
       }));
   },
 
+  /** Admins who can act: a disabled account's role is no cover. */
   admin_coverage: ({ members }) => {
-    const admins = members.filter((m) => m.role === 'admin');
+    const admins = members.filter((m) => m.role === 'admin' && !m.disabled);
+    const disabled = members.filter((m) => m.role === 'admin' && m.disabled).length;
+    const besides = disabled ? ` (${disabled} admin account${disabled === 1 ? ' is' : 's are'} disabled)` : '';
     if (admins.length >= 2) return [];
     if (admins.length === 0) {
       return [{
         check: 'admin_coverage', severity: 'critical', subject_kind: 'organization', subject_id: 'organization', subject_label: 'organization',
         title: 'The organization has no admin',
-        detail: 'No member has the admin role, so nobody can see every connection or revoke other people\'s connections.',
+        detail: `No member who can sign in has the admin role${besides}, so nobody can see every connection or revoke other people's connections.`,
         recommendation: 'Give the admin role to at least two people (npm run admin -- user add … --role admin).',
       }];
     }
     return [{
       check: 'admin_coverage', severity: 'low', subject_kind: 'user', subject_id: admins[0].user_id, subject_label: admins[0].email,
       title: 'Only one admin',
-      detail: `${admins[0].email} is the only admin. If that account is lost or locked, nobody can revoke other members' connections.`,
+      detail: `${admins[0].email} is the only admin${besides}. If that account is lost or locked, nobody can revoke other members' connections.`,
       recommendation: 'Add a second admin.',
     }];
   },

@@ -127,14 +127,14 @@ export function aegisRepository(scope: TenantScope) {
     const connections: ConnectionSnapshot[] = await scope
       .from('connections')
       .select('id', 'user_id', 'client_id', 'client_name', 'client_kind', 'product', 'scopes', 'created_at', 'last_used_at', 'revoked_at');
-    const members: MemberSnapshot[] = await scope
+    const members: Array<Omit<MemberSnapshot, 'disabled'> & { disabled_at: number | string | null }> = await scope
       .from('memberships')
       .join('users', 'users.id', 'memberships.user_id')
-      .select('memberships.user_id', 'users.email', 'memberships.role', 'memberships.created_at as joined_at', 'users.last_login_at');
+      .select('memberships.user_id', 'users.email', 'memberships.role', 'memberships.created_at as joined_at', 'users.last_login_at', 'users.disabled_at');
     const num = (v: number | string | null) => (v === null ? null : Number(v));
     return {
       connections: connections.map((c) => ({ ...c, created_at: Number(c.created_at), last_used_at: num(c.last_used_at), revoked_at: num(c.revoked_at) })),
-      members: members.map((m) => ({ ...m, joined_at: Number(m.joined_at), last_login_at: num(m.last_login_at) })),
+      members: members.map(({ disabled_at, ...m }) => ({ ...m, joined_at: Number(m.joined_at), last_login_at: num(m.last_login_at), disabled: disabled_at !== null })),
     };
   }
 
