@@ -201,6 +201,10 @@ each('lot and report resources and the intel_brief and appraise_lot prompts work
   t.regex((brief.messages.at(-1)!.content as { text: string }).text, /Write a brief on "copper prices"/);
   const nothing = await client.getPrompt({ name: 'harvest.intel_brief', arguments: { topic: unique('nothing') } });
   t.regex((nothing.messages[0].content as { text: string }).text, /No intelligence report of this organization mentions/);
+  // A topic without a word is refused naming the prompt's own argument, not search_intel's.
+  const wordless = await t.throwsAsync(client.getPrompt({ name: 'harvest.intel_brief', arguments: { topic: '|' } })) as Error & { data?: { code?: string; field?: string } };
+  t.like(wordless.data, { code: 'invalid_arguments', field: 'topic' });
+  t.regex(wordless.message, /topic: needs at least one word/);
 
   const appraise = await client.getPrompt({ name: 'harvest.appraise_lot', arguments: { lot_id: anvils.id } });
   t.regex((appraise.messages[1].content as { text: string }).text, /Surplus anvils, 100 lb" \(36 units, condition like_new, estimated at 4320\.00 USD/);

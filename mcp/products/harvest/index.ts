@@ -46,7 +46,7 @@ const intelBrief = definePrompt({
     topic: z.string().trim().min(1).max(200).describe('What the brief is about, e.g. "copper prices".'),
   },
   async get({ topic }, { repos, resourceUri }: ToolContext<HarvestRepository>) {
-    const results = await repos.reports.search(topic, 10);
+    const results = await repos.reports.search(topic, 10, 'topic');
     if (!results.length) {
       return [{ role: 'user', content: { type: 'text', text: `No intelligence report of this organization mentions "${topic}". Say so, and suggest which sources could be asked.` } }];
     }

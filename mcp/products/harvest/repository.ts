@@ -280,11 +280,12 @@ export function harvestRepository(scope: TenantScope) {
 
     /**
      * Reports matching any word of the query in subject, tags or summary (case-insensitive),
-     * ranked by how many words matched, then by score, then newest observation first.
+     * ranked by how many words matched, then by score, then newest observation first. `field`:
+     * the caller's name for the query, which a query without a word is refused as.
      */
-    async search(query: string, limit: number): Promise<Array<ReportView & { score: number; matched_terms: number }>> {
+    async search(query: string, limit: number, field = 'query'): Promise<Array<ReportView & { score: number; matched_terms: number }>> {
       const terms = searchTerms(query);
-      if (!terms.length) throw new AppError('invalid_arguments', 'query: needs at least one word', { details: { field: 'query' } });
+      if (!terms.length) throw new AppError('invalid_arguments', `${field}: needs at least one word`, { details: { field } });
       const contains = (text: string) => `%${escapeLike(text)}%`;
       const scoreBindings = terms.flatMap((t) => [contains(t), `%|${escapeLike(t)}|%`, contains(t), contains(t)]);
       const phrase = terms.join(' ');
