@@ -245,10 +245,11 @@ export function heraldRepository(scope: TenantScope) {
     },
 
     documents: {
-      async list(filter: { status?: DocumentStatus; category?: DocumentCategory; limit?: number; cursor?: string }): Promise<Page<DocumentView>> {
+      async list(filter: { status?: DocumentStatus; category?: DocumentCategory; visibility?: Visibility; limit?: number; cursor?: string }): Promise<Page<DocumentView>> {
         const query = scope.from(DOCUMENTS);
         if (filter.status) query.where('status', filter.status);
         if (filter.category) query.where('category', filter.category);
+        if (filter.visibility) query.where('visibility', filter.visibility);
         const page = await pageOf<DbDocumentRow>(query, DOCUMENTS, filter);
         return { items: page.items.map(documentView), next_cursor: page.next_cursor };
       },

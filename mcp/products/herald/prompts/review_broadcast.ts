@@ -3,6 +3,9 @@ import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
 import { granted } from '../../common.js';
 import type { HeraldRepository } from '../repository.js';
 
+/** How many published trust-center documents the review lists. */
+const DOCUMENTS_SHOWN = 20;
+
 export default definePrompt({
   name: 'herald.review_broadcast',
   title: 'Review a broadcast before sending',
@@ -14,12 +17,17 @@ export default definePrompt({
     const { repos, tenant, resourceUri } = context;
     const broadcast = await repos.broadcasts.get(broadcast_id);
     const reach = await repos.subscribers.countAudience(broadcast.audience);
-    const published = await repos.documents.list({ status: 'published', limit: 20 });
     // NDA-only documents are herald.trust.read's to show; public ones are on the trust center anyway.
+    // Filtered before the limit, so newer NDA-only documents do not push the public ones out.
     const mayReadTrust = granted(context, 'herald.trust.read');
-    const shown = published.items.filter((d) => mayReadTrust || d.visibility === 'public');
-    const documents = (shown.map((d) => `- ${d.title} (${d.category}, ${d.visibility}, version ${d.version})`).join('\n') || '- none published') +
-      (shown.length < published.items.length ? '\n- (NDA-only documents are not shown: this connection may not read them, herald.trust.read)' : '');
+    const published = await repos.documents.list({ status: 'published', visibility: mayReadTrust ? undefined : 'public', limit: DOCUMENTS_SHOWN });
+    const ndaHidden = !mayReadTrust && (await repos.documents.list({ status: 'published', visibility: 'nda', limit: 1 })).items.length > 0;
+    const lines = published.items.map((d) => `- ${d.title} (${d.category}, ${d.visibility}, version ${d.version})`);
+    if (!lines.length) lines.push('- none published');
+    // The checklist weighs claims against this list: a cut list must say so, or a missing document reads as unpublished.
+    if (published.next_cursor) lines.push(`- (only the ${DOCUMENTS_SHOWN} most recently created are listed; more are published)`);
+    if (ndaHidden) lines.push('- (NDA-only documents are not shown: this connection may not read them, herald.trust.read)');
+    const documents = lines.join('\n');
     return [
       {
         role: 'user' as const,
