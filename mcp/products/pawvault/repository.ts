@@ -245,6 +245,18 @@ export function pawvaultRepository(scope: TenantScope) {
 
     health: {
       /**
+       * The medications a pet is on today (started, not ended), newest start first, at most
+       * `limit` and whether more are: however many finished courses were started since.
+       */
+      async currentMedications(petId: string, limit: number) {
+        const on = today();
+        const rows = (await scope.from(MEDICATIONS).where(`${MEDICATIONS}.pet_id`, petId).where('start_date', '<=', on)
+          .where((q) => q.whereNull('end_date').orWhere('end_date', '>=', on))
+          .orderBy([{ column: 'start_date', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1)) as DbMedicationRow[];
+        return { medications: rows.slice(0, limit).map((m) => medicationView(m, on)), truncated: rows.length > limit };
+      },
+
+      /**
        * One page of a pet's records of one kind, or of every kind at once: each kind's next `limit`,
        * newest first and ties by id (pageOf on its date), with how many there are and whether more
        * follow. The cursor of one kind is pageOf's; that of every kind joins theirs in HEALTH_KINDS

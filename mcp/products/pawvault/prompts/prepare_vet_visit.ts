@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
 import { granted } from '../../common.js';
 import type { PawvaultRepository } from '../repository.js';
+import { petAsResource } from '../granted.js';
+
+/** How many current medications the briefing lists. */
+const CURRENT_MEDICATIONS_SHOWN = 50;
 
 export default definePrompt({
   name: 'pawvault.prepare_vet_visit',
@@ -16,13 +20,19 @@ export default definePrompt({
   },
   get: async ({ pet_id, reason }, context: ToolContext<PawvaultRepository>) => {
     const { repos, resourceUri } = context;
-    const pet = await repos.pets.get(pet_id, 10);
+    // Read as its resource reads it, so that the copy embedded below is what that URI returns.
+    const pet = await repos.pets.get(pet_id);
     // The profile (breed, age, weight, microchip, notes) is pawvault.pets.read's to show (pawvault.get_pet);
     // health.read alone sees what list_health_records shows: the pet's name and species, and its records.
     const mayReadProfile = granted(context, 'pawvault.pets.read');
     const due = await repos.health.dueVaccinations({ within_days: 60, pet_id: pet.id, include_overdue: true });
     const dueLines = due.due.map((d) => `- ${d.vaccine}: due ${d.due_on} (${d.status === 'overdue' ? `${-d.days_until_due} days overdue` : `in ${d.days_until_due} days`})`).join('\n') || '- nothing due in the next 60 days';
-    const meds = (pet.medications ?? []).filter((m) => m.active).map((m) => `- ${m.name} ${m.dosage}, ${m.frequency}`).join('\n') || '- none';
+    // Every medication the pet is on, however many finished courses were started since the oldest.
+    const current = await repos.health.currentMedications(pet.id, CURRENT_MEDICATIONS_SHOWN);
+    const meds = [
+      ...current.medications.map((m) => `- ${m.name} ${m.dosage}, ${m.frequency}`),
+      ...(current.truncated ? [`- (only the ${CURRENT_MEDICATIONS_SHOWN} started most recently are listed; the pet is on more)`] : []),
+    ].join('\n') || '- none';
     const visits = (pet.visits ?? []).slice(0, 3).map((v) => `- ${v.visited_on}: ${v.reason}${v.outcome ? ` → ${v.outcome}` : ''}`).join('\n') || '- none recorded';
     const who = mayReadProfile
       ? `${pet.name}, a ${pet.age_years ?? 'unknown'}-year-old ${pet.breed ? `${pet.breed} ` : ''}${pet.species}${pet.weight_kg ? ` weighing ${pet.weight_kg} kg` : ''}`
@@ -42,7 +52,7 @@ export default definePrompt({
       // The pet as its resource shows it (portico://pawvault/pets/{id}, pawvault.pets.read).
       ...(mayReadProfile ? [{
         role: 'user' as const,
-        content: { type: 'resource' as const, resource: { uri: resourceUri('pets', pet.id), mimeType: 'application/json', text: JSON.stringify(pet) } },
+        content: { type: 'resource' as const, resource: { uri: resourceUri('pets', pet.id), mimeType: 'application/json', text: JSON.stringify(petAsResource(context, pet)) } },
       }] : []),
     ];
   },

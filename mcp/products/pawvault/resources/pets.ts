@@ -1,6 +1,6 @@
 import { defineResource, type ToolContext } from '../../../../shared/catalog.js';
 import type { PawvaultRepository } from '../repository.js';
-import { petAsGranted } from '../granted.js';
+import { petAsResource } from '../granted.js';
 
 export default defineResource({
   collection: 'pets',
@@ -9,7 +9,6 @@ export default defineResource({
   scope: 'pawvault.pets.read',
   mimeType: 'application/json',
   read: async (id, context: ToolContext<PawvaultRepository>) => {
-    const record = await context.repos.pets.get(id);
-    return { ...petAsGranted(context, record), uri: context.resourceUri('pets', record.id) };
+    return petAsResource(context, await context.repos.pets.get(id));
   },
 });
