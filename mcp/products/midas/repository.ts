@@ -74,6 +74,11 @@ export function midasRepository(scope: TenantScope) {
         return endpointView(await requireEndpoint(rawId));
       },
 
+      /** The ids of every deprecated endpoint: a report marks each one that still gets calls, however many there are. */
+      async deprecatedIds(): Promise<Set<string>> {
+        return new Set(await scope.from(ENDPOINTS).where(`${ENDPOINTS}.status`, 'deprecated').pluck(`${ENDPOINTS}.id`));
+      },
+
       async update(rawId: string, patch: { summary?: string | null; status?: EndpointStatus; rate_limit_per_minute?: number }) {
         const row = await requireEndpoint(rawId);
         const changes = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined));

@@ -18,7 +18,7 @@ export default definePrompt({
     const span = Number(days ?? 30);
     const to = Math.floor(Date.now() / DAY_MS) * DAY_MS;
     const usage = await repos.usage.between({ from: to - (span - 1) * DAY_MS, to });
-    const deprecated = new Set((await repos.endpoints.list({ status: 'deprecated', limit: 100 })).items.map((e) => e.id));
+    const deprecated = await repos.endpoints.deprecatedIds();
     const lines = usage.by_endpoint
       .map((e) => `- ${e.method} ${e.path}${deprecated.has(e.endpoint_id) ? ' (deprecated)' : ''}: ${e.calls} calls, ${e.errors} errors (${(e.error_rate * 100).toFixed(2)}%), worst daily p95 ${e.worst_p95_ms ?? '?'} ms`)
       .join('\n') || '- no calls counted';
