@@ -337,7 +337,15 @@ each('a quote of a lost deal is not sent or accepted any more; it can still be r
   const sent = await quote(2);
   const toReject = await quote(3);
   for (const id of [sent.id, toReject.id]) await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: id, status: 'sent' });
+  const next = async (id: string) => (await env.ok(t, 'acme', QUOTES, 'cavalier.get_quote', { quote_id: id })).next_statuses;
+  t.deepEqual([await next(draft.id), await next(sent.id)], [['sent'], ['accepted', 'rejected']]);
   await okConfirmed(t, env, 'acme', DEALS, 'cavalier.close_deal', { deal_id: deal.id, outcome: 'lost' });
+  // Every view of a quote offers only the moves the tools would make now.
+  t.deepEqual([await next(draft.id), await next(sent.id)], [[], ['rejected']]);
+  const listed = await env.ok(t, 'acme', QUOTES, 'cavalier.list_quotes', { deal_id: deal.id });
+  t.deepEqual(Object.fromEntries(listed.quotes.map((q: any) => [q.id, q.next_statuses])), { [draft.id]: [], [sent.id]: ['rejected'], [toReject.id]: ['rejected'] });
+  const ofDeal = await env.ok(t, 'acme', both, 'cavalier.get_deal', { deal_id: deal.id });
+  t.deepEqual(Object.fromEntries(ofDeal.quotes.map((q: any) => [q.id, q.next_statuses])), { [draft.id]: [], [sent.id]: ['rejected'], [toReject.id]: ['rejected'] });
 
   const refusedSend = await assertToolError(t, env, 'acme', both, 'cavalier.update_quote_status', { quote_id: draft.id, status: 'sent' }, 'conflict');
   t.regex(refusedSend.message, /was lost/);
@@ -348,4 +356,18 @@ each('a quote of a lost deal is not sent or accepted any more; it can still be r
   const rejected = await okConfirmed(t, env, 'acme', both, 'cavalier.record_quote_decision', { quote_id: toReject.id, decision: 'rejected' });
   t.like(rejected, { status: 'rejected', previous_status: 'sent' });
   t.deepEqual(await statuses(), ['draft', 'sent', 'rejected']);
+});
+
+each('a sent quote past its last valid day offers only rejected next, as record_quote_decision refuses accepting it', async (t, env) => {
+  const both = [...QUOTES, ...DEALS];
+  const quote = await env.ok(t, 'acme', QUOTES, 'cavalier.create_quote', {
+    customer: 'Initech', currency: 'EUR', valid_until: day(1), line_items: [{ description: 'Staplers', quantity: 1, unit_price_minor: 100 }],
+  });
+  const sent = await env.ok(t, 'acme', QUOTES, 'cavalier.update_quote_status', { quote_id: quote.id, status: 'sent' });
+  t.deepEqual(sent.next_statuses, ['accepted', 'rejected']);
+  // Its last valid day was yesterday (no tool writes a past one).
+  await env.server.db('cavalier_quotes').where({ id: quote.id }).update({ valid_until: Date.parse(`${day(-1)}T00:00:00Z`) });
+  t.deepEqual((await env.ok(t, 'acme', QUOTES, 'cavalier.get_quote', { quote_id: quote.id })).next_statuses, ['rejected']);
+  const refused = await assertRefusedUnconfirmed(t, env, 'acme', both, 'cavalier.record_quote_decision', { quote_id: quote.id, decision: 'accepted' }, 'conflict');
+  t.regex(refused.message, /expired/);
 });

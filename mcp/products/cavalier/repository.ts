@@ -172,21 +172,38 @@ function refuseSowMove(row: DbSowRow, status: SowStatus): void {
   if (!SOW_TRANSITIONS[row.status].includes(status)) refuseTransition('statement of work', 'status', row.status, status, SOW_TRANSITIONS[row.status]);
 }
 
-/** The rules of a quote's move to `status`; `dealOf` reads its deal (locked, by the move itself), only when a rule needs it. */
-async function refuseQuoteMove(row: DbQuoteRow, status: QuoteStatus, dealOf: (dealId: string) => Promise<DbDealRow | undefined>): Promise<void> {
-  if (!QUOTE_TRANSITIONS[row.status].includes(status)) refuseTransition('quote', 'status', row.status, status, QUOTE_TRANSITIONS[row.status]);
+/**
+ * The rules of a quote's move beyond its transition table, given its deal's stage (undefined: no
+ * deal): the refusal, or undefined when the move is allowed.
+ */
+function quoteRuleRefusal(row: DbQuoteRow, status: QuoteStatus, dealStage: DealStage | undefined): AppError | undefined {
   // Nothing more is offered on a lost deal (create_quote): its quotes are not sent, nor
   // accepted, any more; rejecting one still records what happened.
-  if ((status === 'sent' || status === 'accepted') && row.deal_id !== null) {
-    const deal = await dealOf(row.deal_id);
-    if (deal?.stage === 'lost') {
-      throw new AppError('conflict', `the deal ${deal.id} was lost; its quotes can no longer be ${status}, only rejected`, { details: { field: 'quote_id', deal_stage: deal.stage } });
-    }
+  if ((status === 'sent' || status === 'accepted') && dealStage === 'lost') {
+    return new AppError('conflict', `the deal ${row.deal_id} was lost; its quotes can no longer be ${status}, only rejected`, { details: { field: 'quote_id', deal_stage: dealStage } });
   }
   // An offer past its last valid day can be rejected, not accepted.
   if (status === 'accepted' && row.valid_until !== null && Number(row.valid_until) < startOfToday()) {
-    throw new AppError('conflict', `the quote expired on ${msToDate(Number(row.valid_until))}; create a new quote to accept`, { details: { valid_until: msToDate(Number(row.valid_until)) } });
+    return new AppError('conflict', `the quote expired on ${msToDate(Number(row.valid_until))}; create a new quote to accept`, { details: { valid_until: msToDate(Number(row.valid_until)) } });
   }
+  return undefined;
+}
+
+/**
+ * The rules of a quote's move to `status`; `dealOf` reads its deal (locked, by the move itself),
+ * only when a rule needs it. Returns the deal's stage when it was read.
+ */
+async function refuseQuoteMove(row: DbQuoteRow, status: QuoteStatus, dealOf: (dealId: string) => Promise<DbDealRow | undefined>): Promise<DealStage | undefined> {
+  if (!QUOTE_TRANSITIONS[row.status].includes(status)) refuseTransition('quote', 'status', row.status, status, QUOTE_TRANSITIONS[row.status]);
+  const dealStage = (status === 'sent' || status === 'accepted') && row.deal_id !== null ? (await dealOf(row.deal_id))?.stage : undefined;
+  const refusal = quoteRuleRefusal(row, status, dealStage);
+  if (refusal) throw refusal;
+  return dealStage;
+}
+
+/** The statuses a quote may move to now: its transition table less the moves the rules refuse (a lost deal, an expired offer). */
+function nextQuoteStatuses(row: DbQuoteRow, dealStage: DealStage | undefined): QuoteStatus[] {
+  return QUOTE_TRANSITIONS[row.status].filter((status) => !quoteRuleRefusal(row, status, dealStage));
 }
 
 function refuseQuoteDelete(row: DbQuoteRow): void {
@@ -215,7 +232,8 @@ function dealView(row: DbDealRow) {
   };
 }
 
-function quoteSummaryView(row: DbQuoteRow) {
+/** A quote as the tools show it; `dealStage`: its deal's (undefined: no deal), which decides what it may move to next. */
+function quoteSummaryView(row: DbQuoteRow, dealStage: DealStage | undefined) {
   return {
     id: row.id,
     deal_id: row.deal_id,
@@ -228,7 +246,7 @@ function quoteSummaryView(row: DbQuoteRow) {
     total_minor: Number(row.total_minor),
     total: formatMoney(Number(row.total_minor), row.currency),
     valid_until: msToDate(row.valid_until),
-    next_statuses: QUOTE_TRANSITIONS[row.status],
+    next_statuses: nextQuoteStatuses(row, dealStage),
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     sent_at: iso(row.sent_at),
@@ -236,9 +254,9 @@ function quoteSummaryView(row: DbQuoteRow) {
   };
 }
 
-function quoteView(row: DbQuoteRow, lines: DbQuoteLineRow[]) {
+function quoteView(row: DbQuoteRow, lines: DbQuoteLineRow[], dealStage: DealStage | undefined) {
   return {
-    ...quoteSummaryView(row),
+    ...quoteSummaryView(row, dealStage),
     notes: row.notes,
     line_items: lines.map((line) => ({
       position: line.position,
@@ -337,6 +355,20 @@ export function cavalierRepository(scope: TenantScope) {
     return scope.requireLocked<DbDealRow>('cavalier_deals', rawId, 'deal', 'share');
   }
 
+  /** The stage of a quote's deal (undefined: no deal). */
+  async function dealStageOf(quote: DbQuoteRow): Promise<DealStage | undefined> {
+    if (quote.deal_id === null) return undefined;
+    return ((await scope.from<DbDealRow>('cavalier_deals').where('cavalier_deals.id', quote.deal_id).first('stage')) as Pick<DbDealRow, 'stage'> | undefined)?.stage;
+  }
+
+  /** The stages of the deals of `quotes`, by deal id, in one query. */
+  async function dealStagesOf(quotes: readonly DbQuoteRow[]): Promise<Map<string, DealStage>> {
+    const ids = [...new Set(quotes.flatMap((quote) => (quote.deal_id === null ? [] : [quote.deal_id])))];
+    if (!ids.length) return new Map();
+    const deals = (await scope.from<DbDealRow>('cavalier_deals').whereIn('cavalier_deals.id', ids).select('id', 'stage')) as Array<Pick<DbDealRow, 'id' | 'stage'>>;
+    return new Map(deals.map((deal) => [deal.id, deal.stage]));
+  }
+
   const deals = {
     async list(filter: { stage?: DealStage; customer?: string; limit?: number; cursor?: string }): Promise<Page<DealView>> {
       const query = scope.from('cavalier_deals');
@@ -357,7 +389,7 @@ export function cavalierRepository(scope: TenantScope) {
       const sows = await newestOfDeal<DbSowRow>('cavalier_sows', row.id);
       return {
         ...dealView(row),
-        quotes: quotes.rows.map(quoteSummaryView), quotes_total: quotes.total, quotes_truncated: quotes.truncated,
+        quotes: quotes.rows.map((quote) => quoteSummaryView(quote, row.stage)), quotes_total: quotes.total, quotes_truncated: quotes.truncated,
         sows: sows.rows.map(sowSummaryView), sows_total: sows.total, sows_truncated: sows.truncated,
       };
     },
@@ -406,12 +438,13 @@ export function cavalierRepository(scope: TenantScope) {
       if (filter.deal_id) query.where('deal_id', (await scope.require<DbDealRow>('cavalier_deals', filter.deal_id, 'deal')).id);
       if (filter.customer) whereContains(query, 'customer', filter.customer);
       const page = await pageOf<DbQuoteRow>(query, 'cavalier_quotes', filter);
-      return { items: page.items.map(quoteSummaryView), next_cursor: page.next_cursor };
+      const stages = await dealStagesOf(page.items);
+      return { items: page.items.map((row) => quoteSummaryView(row, row.deal_id === null ? undefined : stages.get(row.deal_id))), next_cursor: page.next_cursor };
     },
 
     async get(rawId: string): Promise<QuoteView> {
       const row = await scope.require<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
-      return quoteView(row, await quoteLines(row.id));
+      return quoteView(row, await quoteLines(row.id), await dealStageOf(row));
     },
 
     /** The quote a statement of work for the deal is based on: the newest accepted one, else the newest. */
@@ -422,11 +455,12 @@ export function cavalierRepository(scope: TenantScope) {
         return query.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first() as Promise<DbQuoteRow | undefined>;
       };
       const row = (await newest('accepted')) ?? (await newest());
-      return row && quoteView(row, await quoteLines(row.id));
+      return row && quoteView(row, await quoteLines(row.id), await dealStageOf(row));
     },
 
     async create(input: NewQuote): Promise<QuoteView> {
       let dealId: string | null = null;
+      let dealStage: DealStage | undefined;
       let customer = input.customer;
       if (input.deal_id) {
         const deal = await requireDealAsItIs(input.deal_id);
@@ -436,6 +470,7 @@ export function cavalierRepository(scope: TenantScope) {
         // A lost deal is closed: nothing more is offered on it (a won one may still get a change quote).
         if (deal.stage === 'lost') throw new AppError('conflict', `the deal ${deal.id} was lost; a quote needs an open or won deal`, { details: { stage: deal.stage } });
         dealId = deal.id;
+        dealStage = deal.stage;
         customer ??= deal.customer;
       }
       if (!customer) throw new AppError('invalid_arguments', 'customer: required unless deal_id is given', { details: { field: 'customer' } });
@@ -465,7 +500,7 @@ export function cavalierRepository(scope: TenantScope) {
           quote_id: row.id, position: index + 1, ...line,
         })) as DbQuoteLineRow);
       }
-      return quoteView(row, lines);
+      return quoteView(row, lines, dealStage);
     },
 
     async setStatus(rawId: string, status: QuoteStatus): Promise<QuoteView & { previous_status: QuoteStatus }> {
@@ -473,11 +508,12 @@ export function cavalierRepository(scope: TenantScope) {
       // a move from the status it left, a quote deleted meanwhile is not_found.
       const row = await scope.requireLocked<DbQuoteRow>('cavalier_quotes', rawId, 'quote');
       // The deal is read as it is now, locked FOR SHARE as create_quote locks it, so a close waits for this move.
-      await refuseQuoteMove(row, status, (dealId) => scope.lock<DbDealRow>('cavalier_deals', dealId, 'share'));
+      const dealStage = await refuseQuoteMove(row, status, (dealId) => scope.lock<DbDealRow>('cavalier_deals', dealId, 'share'));
       const at = now();
       const patch: Partial<DbQuoteRow> = { status, updated_at: at, ...(status === 'sent' ? { sent_at: at } : { decided_at: at }) };
       await scope.update('cavalier_quotes', row.id, patch);
-      return { ...quoteView({ ...row, ...patch }, await quoteLines(row.id)), previous_status: row.status };
+      // The deal was read for a move to sent, the one status that has moves after it.
+      return { ...quoteView({ ...row, ...patch }, await quoteLines(row.id), dealStage), previous_status: row.status };
     },
 
     /** What setStatus would refuse, refused without locking or changing anything (before a confirmation is asked for). */
