@@ -1,6 +1,7 @@
 /** forge's own behaviour over real tables: chat, content, documents, deterministic analysis, elicitation. */
 import test from 'ava';
 import { analyzeText } from '../../mcp/products/forge/analysis.js';
+import { uuidv7 } from '../../db/ids.js';
 import { auditOf, connect, mcpTest } from '../helpers/mcp.js';
 
 const ALL = ['forge.chat.read', 'forge.chat.write', 'forge.content.read', 'forge.content.write', 'forge.documents.read', 'forge.documents.write'];
@@ -132,6 +133,36 @@ mcpTest('messages written in one millisecond read back in the order they were wr
     t.true(new Set(full.messages.map((m: any) => m.created_at)).size === 1, 'all share one created_at');
   } finally {
     Date.now = realNow;
+    await close();
+  }
+});
+
+mcpTest('a long conversation shows its newest messages, oldest first: a message just added is always read back', async (t, server) => {
+  const { client, close } = await connect(server, { product: 'forge', tenant: 'acme', scopes: ALL });
+  const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })).structuredContent as any;
+  try {
+    const conversation = await call('forge.create_conversation', { title: 'Long thread', first_message: 'one' });
+    await call('forge.add_message', { conversation_id: conversation.id, content: 'two' });
+    await call('forge.add_message', { conversation_id: conversation.id, content: 'three' });
+    const two = await call('forge.get_conversation', { conversation_id: conversation.id, message_limit: 2 });
+    t.deepEqual(two.messages.map((m: any) => m.content), ['two', 'three']);
+    t.like(two, { message_count: 3, messages_truncated: true });
+
+    // Past 500, the most any view shows: the tool, the resource and the summary prompt all keep the newest.
+    const old = Array.from({ length: 500 }, (_, i) => ({
+      id: uuidv7(), tenant_id: server.tenants.acme.id, conversation_id: conversation.id, role: 'user', content: `old ${i}`, author_id: null, created_at: Date.now() - 86_400_000 + i,
+    }));
+    for (let i = 0; i < old.length; i += 100) await server.db('forge_messages').insert(old.slice(i, i + 100));
+    await call('forge.add_message', { conversation_id: conversation.id, content: 'the newest' });
+    const full = await call('forge.get_conversation', { conversation_id: conversation.id, message_limit: 500 });
+    t.like(full, { message_count: 504, messages_truncated: true });
+    t.deepEqual(full.messages.slice(-4).map((m: any) => m.content), ['one', 'two', 'three', 'the newest']);
+    t.is(full.messages[0].content, 'old 4', 'the oldest four are left out');
+    const resource = JSON.parse(((await client.readResource({ uri: conversation.uri })).contents[0] as { text: string }).text);
+    t.is(resource.messages.at(-1).content, 'the newest');
+    const prompt = await client.getPrompt({ name: 'forge.summarize_conversation', arguments: { conversation_id: conversation.id } });
+    t.true(JSON.stringify(prompt.messages).includes('the newest'));
+  } finally {
     await close();
   }
 });

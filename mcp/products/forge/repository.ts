@@ -136,9 +136,10 @@ export function forgeRepositories(scope: TenantScope) {
       },
     },
     messages: {
-      of: (conversationId: string, limit: number) =>
+      /** The conversation's newest `limit` messages, newest first. */
+      newest: (conversationId: string, limit: number) =>
         scope.from<DbMessageRow>('forge_messages').where('forge_messages.conversation_id', conversationId)
-          .orderBy([{ column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }]).limit(limit) as Promise<DbMessageRow[]>,
+          .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit) as Promise<DbMessageRow[]>,
       async add(input: { conversationId: string; role: DbMessageRow['role']; content: string; authorId: string | null; at?: number }): Promise<DbMessageRow> {
         return insert<DbMessageRow>('forge_messages', {
           conversation_id: input.conversationId, role: input.role, content: input.content, author_id: input.authorId, created_at: input.at ?? now(),

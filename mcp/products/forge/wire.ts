@@ -30,15 +30,18 @@ export function documentOut(row: DbDocumentRow, context: ForgeContext) {
   };
 }
 
-/** The whole conversation with its messages, oldest first (get_conversation, the resource, the prompt). */
+/** The conversation with its newest `messageLimit` messages, oldest first (get_conversation, the resource, the prompt). */
 export async function fullConversation(context: ForgeContext, conversationId: string, messageLimit = 500) {
   const row = await context.repos.conversations.require(conversationId);
-  const messages = await context.repos.messages.of(row.id, messageLimit + 1);
-  const total = messages.length > messageLimit ? await context.repos.conversations.messageCount(row.id) : messages.length;
+  // The newest messages, shown oldest first: a message just added is always among them, and what
+  // a long conversation leaves out is its beginning (as a scan's findings keep the newest).
+  const newest = await context.repos.messages.newest(row.id, messageLimit + 1);
+  const truncated = newest.length > messageLimit;
+  const total = truncated ? await context.repos.conversations.messageCount(row.id) : newest.length;
   return {
     ...conversationOut(row, context, total),
-    messages: messages.slice(0, messageLimit).map(messageOut),
-    messages_truncated: messages.length > messageLimit,
+    messages: newest.slice(0, messageLimit).reverse().map(messageOut),
+    messages_truncated: truncated,
   };
 }
 

@@ -5,8 +5,8 @@ export default forgeTool({
   name: 'forge.get_conversation',
   title: 'Get a conversation',
   description:
-    'Returns one AI chat conversation of the organization by its id: title, times, resource URI and its messages oldest first ' +
-    '(role user, assistant or system; at most message_limit of them, default 100, with messages_truncated telling whether more exist). ' +
+    'Returns one AI chat conversation of the organization by its id: title, times, resource URI and its newest messages, oldest first ' +
+    '(role user, assistant or system; at most message_limit of them, default 100, with messages_truncated telling whether older ones exist). ' +
     'Fails with not_found for an unknown id. Read-only.',
   scope: 'forge.chat.read',
   destructive: false,
