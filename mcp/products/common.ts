@@ -272,3 +272,11 @@ export function asGranted(context: { connection: { scopes: ReadonlySet<string> }
   }
   return shown;
 }
+
+/**
+ * A record embedded in a prompt under its resource's URI, as `resources/read` of that URI returns
+ * it: the record with its `uri`. What a client is given under a URI is what reading it gives.
+ */
+export function embeddedResource(uri: string, record: object) {
+  return { type: 'resource' as const, resource: { uri, mimeType: 'application/json', text: JSON.stringify({ ...record, uri }) } };
+}

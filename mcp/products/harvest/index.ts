@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { DemoSeeder } from '../../../db/demo.js';
 import { TenantScope } from '../../../db/tenant_scope.js';
 import { defineProduct, definePrompt, defineResource, type ToolContext } from '../../../shared/catalog.js';
-import { DAY_MS } from '../common.js';
+import { DAY_MS, nameArg } from '../common.js';
 import { harvestRepository, type Condition, type Confidence, type HarvestRepository, type LotStatus } from './repository.js';
 import closeLot from './tools/close_lot.js';
 import createLot from './tools/create_lot.js';
@@ -43,7 +43,8 @@ const intelBrief = definePrompt({
     'that weighs each report by its confidence and cites report ids.',
   scope: 'harvest.intel.read',
   args: {
-    topic: z.string().trim().min(1).max(200).describe('What the brief is about, e.g. "copper prices".'),
+    // As search_intel's query: the same words find the same reports.
+    topic: nameArg(200).describe('What the brief is about, e.g. "copper prices".'),
   },
   async get({ topic }, { repos, resourceUri }: ToolContext<HarvestRepository>) {
     const results = await repos.reports.search(topic, 10, 'topic');
@@ -51,7 +52,8 @@ const intelBrief = definePrompt({
       return [{ role: 'user', content: { type: 'text', text: `No intelligence report of this organization mentions "${topic}". Say so, and suggest which sources could be asked.` } }];
     }
     return [
-      ...results.map((report) => ({
+      // Each report as its resource shows it: the search's own ranking (score, matched_terms) is the order, not part of the report.
+      ...results.map(({ score, matched_terms, ...report }) => ({
         role: 'user' as const,
         content: { type: 'resource' as const, resource: { uri: resourceUri('reports', report.id), mimeType: 'application/json', text: JSON.stringify(report, null, 2) } },
       })),

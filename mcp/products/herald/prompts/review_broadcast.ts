@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
-import { granted } from '../../common.js';
+import { embeddedResource, granted } from '../../common.js';
 import type { HeraldRepository } from '../repository.js';
 
 /** How many published trust-center documents the review lists. */
@@ -44,7 +44,7 @@ export default definePrompt({
       },
       {
         role: 'user' as const,
-        content: { type: 'resource' as const, resource: { uri: resourceUri('broadcasts', broadcast.id), mimeType: 'application/json', text: JSON.stringify(broadcast) } },
+        content: embeddedResource(resourceUri('broadcasts', broadcast.id), broadcast),
       },
     ];
   },

@@ -26,7 +26,10 @@ export default definePrompt({
     // health.read alone sees what list_health_records shows: the pet's name and species, and its records.
     const mayReadProfile = granted(context, 'pawvault.pets.read');
     const due = await repos.health.dueVaccinations({ within_days: 60, pet_id: pet.id, include_overdue: true });
-    const dueLines = due.due.map((d) => `- ${d.vaccine}: due ${d.due_on} (${d.status === 'overdue' ? `${-d.days_until_due} days overdue` : `in ${d.days_until_due} days`})`).join('\n') || '- nothing due in the next 60 days';
+    const dueLines = [
+      ...due.due.map((d) => `- ${d.vaccine}: due ${d.due_on} (${d.status === 'overdue' ? `${-d.days_until_due} days overdue` : `in ${d.days_until_due} days`})`),
+      ...(due.due_truncated ? [`- (${due.due.length} of ${due.due_total} listed)`] : []),
+    ].join('\n') || '- nothing due in the next 60 days';
     // Every medication the pet is on, however many finished courses were started since the oldest.
     const current = await repos.health.currentMedications(pet.id, CURRENT_MEDICATIONS_SHOWN);
     const meds = [

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
+import { embeddedResource } from '../../common.js';
 import type { PeopleRepository } from '../repository.js';
 
 export default definePrompt({
@@ -13,8 +14,11 @@ export default definePrompt({
   get: async ({ person_id }, { repos, tenant, resourceUri }: ToolContext<PeopleRepository>) => {
     const person = await repos.profiles.get(person_id);
     const open = person.onboarding_tasks.filter((t) => t.status === 'open');
+    // Offboarding cancels the open tasks: a checklist with none open is not necessarily done.
+    const cancelled = person.onboarding_tasks.filter((t) => t.status === 'cancelled').length;
+    const closed = cancelled ? `- no open task: ${person.onboarding_tasks.length - cancelled} done, ${cancelled} cancelled` : '- every task is done';
     const tasks = open.map((t) => `- [${t.owner}] ${t.title}${t.due_date ? ` (due ${t.due_date})` : ''}`).join('\n') ||
-      (person.onboarding_tasks.length ? '- every task is done' : '- onboarding has not started (people.start_onboarding creates the checklist)');
+      (person.onboarding_tasks.length ? closed : '- onboarding has not started (people.start_onboarding creates the checklist)');
     return [
       {
         role: 'user' as const,
@@ -31,7 +35,7 @@ export default definePrompt({
       },
       {
         role: 'user' as const,
-        content: { type: 'resource' as const, resource: { uri: resourceUri('profiles', person.id), mimeType: 'application/json', text: JSON.stringify(person) } },
+        content: embeddedResource(resourceUri('profiles', person.id), person),
       },
     ];
   },

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
+import { embeddedResource } from '../../common.js';
 import type { TerrainRepository } from '../repository.js';
 
 export default definePrompt({
@@ -31,7 +32,7 @@ export default definePrompt({
       },
       {
         role: 'user' as const,
-        content: { type: 'resource' as const, resource: { uri: resourceUri('runs', run.id), mimeType: 'application/json', text: JSON.stringify(run) } },
+        content: embeddedResource(resourceUri('runs', run.id), run),
       },
     ];
   },
