@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ExecutionContext } from 'ava';
+import { cavalier } from '../../mcp/products/cavalier/index.js';
 import { harvest } from '../../mcp/products/harvest/index.js';
 import { herald } from '../../mcp/products/herald/index.js';
 import { pawvault } from '../../mcp/products/pawvault/index.js';
@@ -155,5 +156,28 @@ mcpTest('pawvault.prepare_vet_visit says when its list of vaccinations due is cu
     t.is(section.split('\n').at(-1), '- (500 of 501 listed)');
   } finally {
     await close();
+  }
+});
+
+// ---------------------------------------------------------------- scopes
+
+mcpTest('cavalier.draft_sow_from_deal tells a grant without cavalier.quotes.read nothing about the deal\'s quotes', async (t, server) => {
+  const writer = await connect(server, { product: 'cavalier', tenant: 'acme', scopes: Object.keys(cavalier.scopes) });
+  const reader = await connect(server, { product: 'cavalier', tenant: 'acme', scopes: ['cavalier.deals.read'] });
+  try {
+    const deal = () => ok(t, writer.client, 'cavalier.create_deal', { title: 'Quoted', customer: 'Initech', currency: 'EUR', value_minor: 500_000 });
+    const quoted = await deal();
+    await ok(t, writer.client, 'cavalier.create_quote', { deal_id: quoted.id, currency: 'EUR', line_items: [{ description: 'Work', quantity: 1, unit_price_minor: 500_000 }] });
+    const bare = await deal();
+    // The deal's resource (get_deal) shows such a grant neither the quotes nor how many there are.
+    const shown = await read(reader.client, `portico://cavalier/deals/${quoted.id}`) as Record<string, unknown>;
+    t.false('quotes' in shown || 'quotes_total' in shown);
+    const instructions = async (dealId: string) => texts((await reader.client.getPrompt({ name: 'cavalier.draft_sow_from_deal', arguments: { deal_id: dealId } })).messages)
+      .replaceAll(dealId, '<id>');
+    t.is(await instructions(quoted.id), await instructions(bare.id), 'a deal with quotes reads as one without');
+    t.regex(await instructions(bare.id), /This connection may not read quotes \(cavalier\.quotes\.read\)/);
+  } finally {
+    await writer.close();
+    await reader.close();
   }
 });

@@ -70,8 +70,9 @@ const draftSowFromDeal = definePrompt({
       `Draft a statement of work for the deal "${deal.title}" with ${deal.customer} (stage ${deal.stage}, value ${deal.value}).`,
       basis
         ? `Base it on quote ${basis.id} (${basis.status}, total ${basis.total}); the milestone amounts must add up to its subtotal of ${basis.subtotal_minor} minor units of ${basis.currency}.`
-        : deal.quotes.length && !mayReadQuotes
-          ? `The deal has quotes, but this connection may not read them (cavalier.quotes.read); base the milestones on the deal value of ${deal.value_minor} minor units of ${deal.currency} and say that they should be checked against the accepted quote.`
+        // Whether the deal has quotes at all is cavalier.quotes.read's to tell, as get_deal leaves out quotes_total.
+        : !mayReadQuotes
+          ? `This connection may not read quotes (cavalier.quotes.read); base the milestones on the deal value of ${deal.value_minor} minor units of ${deal.currency} and say that they should be checked against the accepted quote, if there is one.`
           : `The deal has no quote yet; base the milestones on the deal value of ${deal.value_minor} minor units of ${deal.currency}.`,
       'Write: a title; a scope summary that says what is delivered and what is explicitly out of scope; 2-6 milestones, each with a title, ' +
         'a due date (YYYY-MM-DD) and an amount in minor units.',
