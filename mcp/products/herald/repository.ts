@@ -136,6 +136,11 @@ export function heraldRepository(scope: TenantScope) {
     return scope.require<DbDocumentRow>(DOCUMENTS, rawId, 'document');
   }
 
+  /** The fields of `change` whose value differs from `row`'s. */
+  function changedFields<Row extends object>(row: Row, change: Partial<Row>): Partial<Row> {
+    return Object.fromEntries(Object.entries(change).filter(([field, value]) => row[field as keyof Row] !== value)) as Partial<Row>;
+  }
+
   /**
    * Moves a broadcast from one of `from` to a new state, or explains why it cannot. Locked first
    * and read as it is now: calls moving the same broadcast take turns, and each decides on, and
@@ -146,7 +151,10 @@ export function heraldRepository(scope: TenantScope) {
   ): Promise<DbBroadcastRow> {
     const row = await scope.requireLocked<DbBroadcastRow>(BROADCASTS, rawId, 'broadcast');
     refuseBroadcastMove(row, from, refusal);
-    const patch = { ...(await change(row)), updated_at: Date.now() };
+    const changes = changedFields(row, await change(row));
+    // A change that changes nothing writes nothing: updated_at stays when it was.
+    if (!Object.keys(changes).length) return row;
+    const patch = { ...changes, updated_at: Date.now() };
     await scope.update(BROADCASTS, row.id, patch);
     return { ...row, ...patch };
   }
@@ -155,7 +163,9 @@ export function heraldRepository(scope: TenantScope) {
   async function transitionDocument(rawId: string, from: DocumentStatus, change: (row: DbDocumentRow) => Partial<DbDocumentRow>, refusal: string): Promise<DbDocumentRow> {
     const row = await scope.requireLocked<DbDocumentRow>(DOCUMENTS, rawId, 'document');
     refuseDocumentMove(row, from, refusal);
-    const patch = { ...change(row), updated_at: Date.now() };
+    const changes = changedFields(row, change(row));
+    if (!Object.keys(changes).length) return row;
+    const patch = { ...changes, updated_at: Date.now() };
     await scope.update(DOCUMENTS, row.id, patch);
     return { ...row, ...patch };
   }
