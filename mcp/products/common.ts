@@ -198,6 +198,9 @@ export function formatMoney(minor: number, currency: string): string {
  */
 export const EARLIEST_DATE = Date.UTC(100, 0, 1);
 
+/** The latest calendar date a YYYY-MM-DD date can say, 9999-12-31, as epoch ms. */
+export const LATEST_DATE = Date.UTC(9999, 11, 31);
+
 /** A calendar date argument, YYYY-MM-DD, that must exist (no 2026-02-30). */
 export const dateArg = z
   .string()

@@ -105,6 +105,19 @@ each('start_onboarding takes a custom checklist and needs a start date', async (
   await assertInvalidArguments(t, env, 'acme', LIFECYCLE, 'people.start_onboarding', { person_id: person.id, start_date: '2027-02-30' }, 'start_date');
 });
 
+each('start_onboarding refuses a start date whose checklist would fall due past 9999-12-31 or before 0100-01-01', async (t, env) => {
+  const person = await env.ok(t, 'acme', PROFILES, 'people.create_person', { full_name: 'Far Future', email: 'far.future@acme.example' });
+  // The default checklist runs from 7 days before the start to 30 days after it.
+  for (const start_date of ['9999-12-31', '9999-12-02', '0100-01-01']) {
+    await assertInvalidArguments(t, env, 'acme', LIFECYCLE, 'people.start_onboarding', { person_id: person.id, start_date }, 'start_date');
+  }
+  t.is((await findPerson(env, 'acme', 'far.future@acme.example')).status, 'pre_hire', 'nothing was written');
+  const started = await env.ok(t, 'acme', LIFECYCLE, 'people.start_onboarding', {
+    person_id: person.id, start_date: '9999-12-31', tasks: [{ title: 'Sign the contract', owner: 'hr', due_in_days: -2 }, { title: 'Welcome', owner: 'manager', due_in_days: 0 }],
+  });
+  t.deepEqual(started.onboarding_tasks.map((task: any) => task.due_date), ['9999-12-29', '9999-12-31']);
+});
+
 each('update_person records each change in the history and refuses loops and duplicates', async (t, env) => {
   const lead = await env.ok(t, 'acme', PROFILES, 'people.create_person', { full_name: 'Team Lead', email: 'lead.update@acme.example', status: 'active', department: 'Support' });
   const member = await env.ok(t, 'acme', PROFILES, 'people.create_person', { full_name: 'Team Member', email: 'member.update@acme.example', status: 'active', manager_id: lead.id });

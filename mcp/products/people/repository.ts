@@ -6,7 +6,7 @@
 import { AppError } from '../../../shared/errors.js';
 import { translate } from '../../../db/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, decodeCursor, INT4_MAX, iso, msToDate, pageOf, whereContains, whereEqualsFolded, type NewRow, type Page } from '../common.js';
+import { DAY_MS, decodeCursor, EARLIEST_DATE, INT4_MAX, iso, LATEST_DATE, msToDate, pageOf, whereContains, whereEqualsFolded, type NewRow, type Page } from '../common.js';
 
 export const PERSON_STATUSES = ['pre_hire', 'onboarding', 'active', 'offboarded'] as const;
 export const TASK_OWNERS = ['hr', 'it', 'manager', 'person'] as const;
@@ -236,6 +236,11 @@ export function peopleRepository(scope: TenantScope) {
         const startDate = input.start_date ?? row.start_date;
         if (startDate == null) throw new AppError('invalid_arguments', 'start_date: the person has no start date; give one', { details: { field: 'start_date' } });
         const checklist = input.tasks ?? DEFAULT_CHECKLIST;
+        // A due date must be a date the wire form can say (YYYY-MM-DD, years 0100-9999).
+        const dues = checklist.flatMap((task) => (task.due_in_days === undefined ? [] : [startDate + task.due_in_days * DAY_MS]));
+        if (dues.some((due) => due > LATEST_DATE || due < EARLIEST_DATE)) {
+          throw new AppError('invalid_arguments', `start_date: the checklist's due dates from ${msToDate(startDate)} fall outside 0100-01-01 to 9999-12-31`, { details: { field: 'start_date' } });
+        }
         await scope.update(PROFILES, row.id, { status: 'onboarding', start_date: startDate, updated_at: Date.now() });
         for (const [index, task] of checklist.entries()) {
           await scope.insert<NewRow<DbTaskRow>>(TASKS, {
