@@ -21,7 +21,7 @@ mcpTest('cavalier: drafting a SOW from a deal shows its quotes only to grants th
   t.is(dealsOnly.status, 200, dealsOnly.text);
   const text = JSON.stringify(dealsOnly.body.result);
   t.false(text.includes('/quotes/'), 'no quote resource is embedded');
-  t.regex(text, /may not read them \(cavalier\.quotes\.read\)/);
+  t.regex(text, /This connection may not read quotes \(cavalier\.quotes\.read\)/);
   const both = JSON.stringify((await prompt(['cavalier.deals.read', 'cavalier.quotes.read'])).body.result);
   t.true(both.includes('/quotes/'), 'with the quotes scope the quotes are embedded');
 });
