@@ -277,6 +277,14 @@ export function asGranted(context: { connection: { scopes: ReadonlySet<string> }
 }
 
 /**
+ * The fields of `patch` that are given (not undefined) and differ from `row`'s: what an update
+ * writes. None, and the update writes nothing (updated_at stays when it was).
+ */
+export function changedFields<Patch extends object>(row: object, patch: Patch): Partial<Patch> {
+  return Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== (row as Record<string, unknown>)[key])) as Partial<Patch>;
+}
+
+/**
  * A record embedded in a prompt under its resource's URI, as `resources/read` of that URI returns
  * it: the record with its `uri`. What a client is given under a URI is what reading it gives.
  */

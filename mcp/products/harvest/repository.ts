@@ -5,7 +5,7 @@
  */
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { escapeLike, formatMoney, iso, pageOf, whereContains, type NewRow, type Page } from '../common.js';
+import { changedFields, escapeLike, formatMoney, iso, pageOf, whereContains, type NewRow, type Page } from '../common.js';
 
 export const CONDITIONS = ['new', 'like_new', 'good', 'fair', 'poor', 'scrap'] as const;
 export type Condition = (typeof CONDITIONS)[number];
@@ -215,7 +215,7 @@ export function harvestRepository(scope: TenantScope) {
       refuseFinal(row);
       if (patch.status !== undefined) refuseMove(row, patch.status);
       refuseRelabelledValue(row, patch);
-      const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbLotRow]));
+      const changes = changedFields(row, patch);
       if (!Object.keys(changes).length) return { ...lotView(row), changed: [] };
       const next = { ...row, ...changes, updated_at: Date.now() };
       await scope.update('harvest_lots', row.id, { ...changes, updated_at: next.updated_at });

@@ -6,7 +6,7 @@
 import { AppError } from '../../../shared/errors.js';
 import { translate } from '../../../db/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { iso, pageOf, type NewRow, type Page } from '../common.js';
+import { changedFields, iso, pageOf, type NewRow, type Page } from '../common.js';
 
 export const SEGMENTS = ['customers', 'partners', 'internal'] as const;
 export const AUDIENCES = ['everyone', ...SEGMENTS] as const;
@@ -136,11 +136,6 @@ export function heraldRepository(scope: TenantScope) {
     return scope.require<DbDocumentRow>(DOCUMENTS, rawId, 'document');
   }
 
-  /** The fields of `change` whose value differs from `row`'s. */
-  function changedFields<Row extends object>(row: Row, change: Partial<Row>): Partial<Row> {
-    return Object.fromEntries(Object.entries(change).filter(([field, value]) => row[field as keyof Row] !== value)) as Partial<Row>;
-  }
-
   /**
    * Moves a broadcast from one of `from` to a new state, or explains why it cannot. Locked first
    * and read as it is now: calls moving the same broadcast take turns, and each decides on, and
@@ -152,7 +147,6 @@ export function heraldRepository(scope: TenantScope) {
     const row = await scope.requireLocked<DbBroadcastRow>(BROADCASTS, rawId, 'broadcast');
     refuseBroadcastMove(row, from, refusal);
     const changes = changedFields(row, await change(row));
-    // A change that changes nothing writes nothing: updated_at stays when it was.
     if (!Object.keys(changes).length) return row;
     const patch = { ...changes, updated_at: Date.now() };
     await scope.update(BROADCASTS, row.id, patch);

@@ -6,7 +6,7 @@
 import { AppError } from '../../../shared/errors.js';
 import { translate } from '../../../db/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
-import { DAY_MS, decodeCursor, EARLIEST_DATE, INT4_MAX, iso, LATEST_DATE, msToDate, pageOf, whereContains, whereEqualsFolded, type NewRow, type Page } from '../common.js';
+import { changedFields, DAY_MS, decodeCursor, EARLIEST_DATE, INT4_MAX, iso, LATEST_DATE, msToDate, pageOf, whereContains, whereEqualsFolded, type NewRow, type Page } from '../common.js';
 
 export const PERSON_STATUSES = ['pre_hire', 'onboarding', 'active', 'offboarded'] as const;
 export const TASK_OWNERS = ['hr', 'it', 'manager', 'person'] as const;
@@ -213,7 +213,7 @@ export function peopleRepository(scope: TenantScope) {
         const row = (await scope.lock<DbProfileRow>(PROFILES, found.id))!;
         if (row.status === 'offboarded') throw closed(row.status);
         const changed = Object.fromEntries(
-          Object.entries(changes).filter(([field, value]) => row[field as keyof DbProfileRow] !== value).map(([field, value]) => {
+          Object.entries(changedFields(row, changes)).map(([field, value]) => {
             const from = row[field as keyof DbProfileRow];
             return field === 'start_date' ? [field, { from: msToDate(from as number | null), to: msToDate(value as number | null) }] : [field, { from, to: value }];
           }),

@@ -7,7 +7,7 @@
 import { AppError } from '../../../shared/errors.js';
 import type { TenantScope } from '../../../db/tenant_scope.js';
 import { translate } from '../../../db/errors.js';
-import { DAY_MS, iso, nameKey, pageOf, type NewRow, type Page } from '../common.js';
+import { changedFields, DAY_MS, iso, nameKey, pageOf, type NewRow, type Page } from '../common.js';
 import { recoveryPointOf, simulateRecovery, type RecoverySimulation, type ScheduleSegment } from './simulate.js';
 
 export const TARGET_KINDS = ['database', 'file_share', 'object_bucket', 'virtual_machine', 'saas_workspace'] as const;
@@ -220,7 +220,7 @@ export function reclaimRepository(scope: TenantScope) {
    * expired.
    */
   async function change(row: DbPolicyRow, patch: PolicyPatch, at: number): Promise<PolicyView & { changed: string[] }> {
-    const changes = Object.fromEntries(Object.entries(patch).filter(([key, value]) => value !== undefined && value !== row[key as keyof DbPolicyRow])) as PolicyPatch;
+    const changes = changedFields(row, patch);
     const changed = Object.keys(changes);
     if (!changed.length) return { ...(await viewOf(row)), changed };
     const next: DbPolicyRow = { ...row, ...changes, updated_at: at };
