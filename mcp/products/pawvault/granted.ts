@@ -7,8 +7,3 @@ export function petAsGranted(context: ToolContext<PawvaultRepository>, pet: obje
   const health = 'pawvault.health.read';
   return asGranted(context, pet, { vaccinations: health, visits: health, medications: health });
 }
-
-/** A pet as its resource shows it (portico://pawvault/pets/{id}): as granted, with its URI. */
-export function petAsResource(context: ToolContext<PawvaultRepository>, pet: { id: string }): Record<string, unknown> {
-  return { ...petAsGranted(context, pet), uri: context.resourceUri('pets', pet.id) };
-}

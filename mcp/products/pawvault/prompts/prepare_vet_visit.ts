@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { definePrompt, type ToolContext } from '../../../../shared/catalog.js';
-import { granted } from '../../common.js';
+import { embeddedResource, granted } from '../../common.js';
 import type { PawvaultRepository } from '../repository.js';
-import { petAsResource } from '../granted.js';
+import { petAsGranted } from '../granted.js';
 
 /** How many current medications the briefing lists. */
 const CURRENT_MEDICATIONS_SHOWN = 50;
@@ -55,7 +55,7 @@ export default definePrompt({
       // The pet as its resource shows it (portico://pawvault/pets/{id}, pawvault.pets.read).
       ...(mayReadProfile ? [{
         role: 'user' as const,
-        content: { type: 'resource' as const, resource: { uri: resourceUri('pets', pet.id), mimeType: 'application/json', text: JSON.stringify(petAsResource(context, pet)) } },
+        content: embeddedResource(resourceUri('pets', pet.id), petAsGranted(context, pet)),
       }] : []),
     ];
   },

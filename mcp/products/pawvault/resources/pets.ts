@@ -1,6 +1,6 @@
 import { defineResource, type ToolContext } from '../../../../shared/catalog.js';
 import type { PawvaultRepository } from '../repository.js';
-import { petAsResource } from '../granted.js';
+import { petAsGranted } from '../granted.js';
 
 export default defineResource({
   collection: 'pets',
@@ -9,6 +9,7 @@ export default defineResource({
   scope: 'pawvault.pets.read',
   mimeType: 'application/json',
   read: async (id, context: ToolContext<PawvaultRepository>) => {
-    return petAsResource(context, await context.repos.pets.get(id));
+    const record = await context.repos.pets.get(id);
+    return { ...petAsGranted(context, record), uri: context.resourceUri('pets', record.id) };
   },
 });
