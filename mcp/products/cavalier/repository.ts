@@ -355,18 +355,17 @@ export function cavalierRepository(scope: TenantScope) {
     return scope.requireLocked<DbDealRow>('cavalier_deals', rawId, 'deal', 'share');
   }
 
-  /** The stage of a quote's deal (undefined: no deal). */
-  async function dealStageOf(quote: DbQuoteRow): Promise<DealStage | undefined> {
-    if (quote.deal_id === null) return undefined;
-    return ((await scope.from<DbDealRow>('cavalier_deals').where('cavalier_deals.id', quote.deal_id).first('stage')) as Pick<DbDealRow, 'stage'> | undefined)?.stage;
+  /** The stage of each quote's deal (undefined: no deal), in the order of `quotes`, in one query. */
+  async function dealStagesOf(quotes: readonly DbQuoteRow[]): Promise<Array<DealStage | undefined>> {
+    const ids = [...new Set(quotes.flatMap((quote) => (quote.deal_id === null ? [] : [quote.deal_id])))];
+    const deals = ids.length ? ((await scope.from<DbDealRow>('cavalier_deals').whereIn('cavalier_deals.id', ids).select('id', 'stage')) as Array<Pick<DbDealRow, 'id' | 'stage'>>) : [];
+    const stages = new Map(deals.map((deal) => [deal.id, deal.stage]));
+    return quotes.map((quote) => (quote.deal_id === null ? undefined : stages.get(quote.deal_id)));
   }
 
-  /** The stages of the deals of `quotes`, by deal id, in one query. */
-  async function dealStagesOf(quotes: readonly DbQuoteRow[]): Promise<Map<string, DealStage>> {
-    const ids = [...new Set(quotes.flatMap((quote) => (quote.deal_id === null ? [] : [quote.deal_id])))];
-    if (!ids.length) return new Map();
-    const deals = (await scope.from<DbDealRow>('cavalier_deals').whereIn('cavalier_deals.id', ids).select('id', 'stage')) as Array<Pick<DbDealRow, 'id' | 'stage'>>;
-    return new Map(deals.map((deal) => [deal.id, deal.stage]));
+  /** The stage of a quote's deal (undefined: no deal). */
+  async function dealStageOf(quote: DbQuoteRow): Promise<DealStage | undefined> {
+    return (await dealStagesOf([quote]))[0];
   }
 
   const deals = {
@@ -439,7 +438,7 @@ export function cavalierRepository(scope: TenantScope) {
       if (filter.customer) whereContains(query, 'customer', filter.customer);
       const page = await pageOf<DbQuoteRow>(query, 'cavalier_quotes', filter);
       const stages = await dealStagesOf(page.items);
-      return { items: page.items.map((row) => quoteSummaryView(row, row.deal_id === null ? undefined : stages.get(row.deal_id))), next_cursor: page.next_cursor };
+      return { items: page.items.map((row, i) => quoteSummaryView(row, stages[i])), next_cursor: page.next_cursor };
     },
 
     async get(rawId: string): Promise<QuoteView> {
