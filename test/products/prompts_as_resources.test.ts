@@ -60,44 +60,35 @@ mcpTest('harvest.intel_brief embeds each report as its resource shows it', async
   }
 });
 
-mcpTest('herald.review_broadcast embeds the broadcast as its resource shows it', async (t, server) => {
-  const { client, close } = await connect(server, { product: 'herald', tenant: 'acme', scopes: Object.keys(herald.scopes) });
-  try {
-    const broadcast = await ok(t, client, 'herald.create_broadcast', { title: 'Maintenance', body: 'We patch on Sunday.', audience: 'customers' });
-    const prompt = await client.getPrompt({ name: 'herald.review_broadcast', arguments: { broadcast_id: broadcast.id } });
-    const [block] = embedded(prompt.messages);
-    t.is(block.uri, `portico://herald/broadcasts/${broadcast.id}`);
-    t.deepEqual(JSON.parse(block.text), await read(client, block.uri));
-  } finally {
-    await close();
-  }
+/** A test that the record `prompt` embeds under `uri` (what `setUp` made) is what reading `uri` returns. */
+function embedsAsItsResource(title: string, product: { id: string; scopes: Record<string, string> }, setUp: (t: ExecutionContext, client: Client) => Promise<{ prompt: string; args: Record<string, string>; uri: string }>): void {
+  mcpTest(title, async (t, server) => {
+    const { client, close } = await connect(server, { product: product.id, tenant: 'acme', scopes: Object.keys(product.scopes) });
+    try {
+      const { prompt, args, uri } = await setUp(t, client);
+      const [block] = embedded((await client.getPrompt({ name: prompt, arguments: args })).messages);
+      t.is(block.uri, uri);
+      t.deepEqual(JSON.parse(block.text), await read(client, block.uri));
+    } finally {
+      await close();
+    }
+  });
+}
+
+embedsAsItsResource('herald.review_broadcast embeds the broadcast as its resource shows it', herald, async (t, client) => {
+  const broadcast = await ok(t, client, 'herald.create_broadcast', { title: 'Maintenance', body: 'We patch on Sunday.', audience: 'customers' });
+  return { prompt: 'herald.review_broadcast', args: { broadcast_id: broadcast.id }, uri: `portico://herald/broadcasts/${broadcast.id}` };
 });
 
-mcpTest('people.plan_onboarding embeds the person as their resource shows them', async (t, server) => {
-  const { client, close } = await connect(server, { product: 'people', tenant: 'acme', scopes: Object.keys(people.scopes) });
-  try {
-    const person = await ok(t, client, 'people.create_person', { full_name: 'Nia Embed', email: 'nia.embed@acme.example' });
-    const prompt = await client.getPrompt({ name: 'people.plan_onboarding', arguments: { person_id: person.id } });
-    const [block] = embedded(prompt.messages);
-    t.is(block.uri, `portico://people/profiles/${person.id}`);
-    t.deepEqual(JSON.parse(block.text), await read(client, block.uri));
-  } finally {
-    await close();
-  }
+embedsAsItsResource('people.plan_onboarding embeds the person as their resource shows them', people, async (t, client) => {
+  const person = await ok(t, client, 'people.create_person', { full_name: 'Nia Embed', email: 'nia.embed@acme.example' });
+  return { prompt: 'people.plan_onboarding', args: { person_id: person.id }, uri: `portico://people/profiles/${person.id}` };
 });
 
-mcpTest('terrain.brief_current_step embeds the run as its resource shows it', async (t, server) => {
-  const { client, close } = await connect(server, { product: 'terrain', tenant: 'acme', scopes: Object.keys(terrain.scopes) });
-  try {
-    const workflow = await ok(t, client, 'terrain.create_workflow', { name: 'Review C survey', steps: [{ name: 'Walk the field' }, { name: 'Write it up' }] });
-    const run = await ok(t, client, 'terrain.start_workflow_run', { workflow_id: workflow.id, subject: 'Parcel 7' });
-    const prompt = await client.getPrompt({ name: 'terrain.brief_current_step', arguments: { run_id: run.id } });
-    const [block] = embedded(prompt.messages);
-    t.is(block.uri, `portico://terrain/runs/${run.id}`);
-    t.deepEqual(JSON.parse(block.text), await read(client, block.uri));
-  } finally {
-    await close();
-  }
+embedsAsItsResource('terrain.brief_current_step embeds the run as its resource shows it', terrain, async (t, client) => {
+  const workflow = await ok(t, client, 'terrain.create_workflow', { name: 'Review C survey', steps: [{ name: 'Walk the field' }, { name: 'Write it up' }] });
+  const run = await ok(t, client, 'terrain.start_workflow_run', { workflow_id: workflow.id, subject: 'Parcel 7' });
+  return { prompt: 'terrain.brief_current_step', args: { run_id: run.id }, uri: `portico://terrain/runs/${run.id}` };
 });
 
 // ---------------------------------------------------------------- what the text states
