@@ -11,7 +11,13 @@ export function dateToMs(value: string): number | undefined {
   const match = DATE.exec(value);
   if (!match) return undefined;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  return dayExists(year, month, day) ? Date.UTC(year, month - 1, day) : undefined;
+}
+
+/** Whether day `day` of month `month` (1-12) of `year` is on the calendar: 2024-02-29 is, 2026-02-29 and 2026-13-01 are not. */
+export function dayExists(year: number, month: number, day: number): boolean {
+  if (!Number.isInteger(month) || month < 1 || month > 12 || !Number.isInteger(day) || day < 1) return false;
   const ms = Date.UTC(year, month - 1, day);
   const back = new Date(ms);
-  return back.getUTCFullYear() === year && back.getUTCMonth() === month - 1 && back.getUTCDate() === day ? ms : undefined;
+  return back.getUTCFullYear() === year && back.getUTCMonth() === month - 1 && back.getUTCDate() === day;
 }

@@ -38,6 +38,16 @@ test('document analysis is deterministic and finds counts, headings, terms, link
   });
 });
 
+test('document analysis lists only dates that are on the calendar, day and month in figures read either way round', (t) => {
+  const text = [
+    'Real: 2024-02-29, 29.02.2024, 3/12/2026, 12/31/2026, 31 December 2026, Sept 30th, 2026.',
+    'Not: 2026-02-29, 2026-13-01, 2026-04-31, 2026-00-10, 31.04.2026, 13/13/2026, 0/5/2026, 30 February 2026, Nov 31, 2026, 1/1/0050.',
+  ].join('\n');
+  const analysis = analyzeText(text);
+  t.deepEqual(analysis.dates, ['2024-02-29', '29.02.2024', '3/12/2026', '12/31/2026', '31 December 2026', 'Sept 30th, 2026']);
+  t.is(analysis.dates_total, 6);
+});
+
 test('document analysis lists the first 50 headings, links, addresses and dates, and says how many there are', (t) => {
   const lines = Array.from({ length: 60 }, (_, i) => `# Part ${i}\n\nSee https://acme.example/${i} or mail p${i}@acme.example by 2026-01-${String((i % 28) + 1).padStart(2, '0')}.`);
   const analysis = analyzeText(lines.join('\n\n'));

@@ -2,8 +2,10 @@
  * Deterministic document analysis: the same text always gives the same result, with no model
  * and no network. Counts, reading time (238 words per minute, the adult silent-reading average),
  * Markdown or underlined headings, key terms by frequency without stop words, links, e-mail
- * addresses and dates in ISO, day-month-year and month-name forms.
+ * addresses and dates in ISO, day-month-year and month-name forms (days that are on the calendar).
  */
+import { dayExists } from '../../../shared/dates.js';
+
 const WORDS_PER_MINUTE = 238;
 /** The most headings, links, e-mail addresses and dates an analysis lists; `<list>_total` counts them all. */
 export const MAX_LISTED = 50;
@@ -68,7 +70,7 @@ export function analyzeText(text: string): DocumentAnalysis {
     `\\b\\d{4}-\\d{2}-\\d{2}\\b|\\b\\d{1,2}[./]\\d{1,2}[./]\\d{4}\\b|\\b\\d{1,2}\\s+(?:${MONTHS})\\.?\\s+\\d{4}\\b|\\b(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}\\b`,
     'gi',
   );
-  const dates = unique(normalised.match(datePattern) ?? []);
+  const dates = unique((normalised.match(datePattern) ?? []).filter(isCalendarDate));
 
   // Words: letters or digits with inner apostrophes or hyphens; links and addresses are not prose.
   const prose = normalised.replace(/\bhttps?:\/\/\S+/g, ' ').replace(/(?<!\S)\S+@\S+/g, ' ').replace(/^#{1,6}\s+/gm, '');
@@ -101,6 +103,27 @@ export function analyzeText(text: string): DocumentAnalysis {
     ...listed('email_addresses', emails),
     ...listed('dates', dates),
   };
+}
+
+const MONTH_NUMBERS = new Map(['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'].map((name, i) => [name, i + 1]));
+
+/**
+ * Whether a date the pattern found is a day on the calendar: 2026-02-30, 31.04.2026 and 30 February
+ * 2026 look like dates and are not. Day and month in figures are read either way round (3/12/2026
+ * is 3 December or 12 March), so a date is refused only when neither reading exists.
+ */
+function isCalendarDate(found: string): boolean {
+  const iso = /^(\d{4})-(\d{2})-(\d{2})$/.exec(found);
+  if (iso) return dayExists(Number(iso[1]), Number(iso[2]), Number(iso[3]));
+  const figures = /^(\d{1,2})[./](\d{1,2})[./](\d{4})$/.exec(found);
+  if (figures) {
+    const [first, second, year] = figures.slice(1).map(Number);
+    return dayExists(year, second, first) || dayExists(year, first, second);
+  }
+  const day = Number(/\d{1,2}(?!\d)/.exec(found)![0]);
+  const year = Number(/\d{4}$/.exec(found)![0]);
+  const month = MONTH_NUMBERS.get(/[a-z]{3}/i.exec(found)![0].toLowerCase())!;
+  return dayExists(year, month, day);
 }
 
 /*
