@@ -124,7 +124,7 @@ each('a broadcast goes draft → scheduled → sent, and every other move is ref
   await assertToolError(t, env, 'acme', BROADCASTS, 'herald.update_broadcast', { broadcast_id: draft.id, title: 'x' }, 'conflict');
 });
 
-each('add_subscriber widens the audience and refuses a duplicate e-mail', async (t, env) => {
+each('add_subscriber widens the audience, refuses a duplicate e-mail and does not add back one that unsubscribed', async (t, env) => {
   const broadcast = await env.ok(t, 'globex', BROADCASTS, 'herald.create_broadcast', { title: 'Partner update', body: 'New tiers.', audience: 'partners' });
   const before = (await env.ok(t, 'globex', BROADCASTS, 'herald.get_broadcast', { broadcast_id: broadcast.id })).audience_size;
   const added = await env.ok(t, 'globex', BROADCASTS, 'herald.add_subscriber', { email: 'New.Partner@Example.com', name: 'New Partner', segment: 'partners' });
@@ -133,6 +133,14 @@ each('add_subscriber widens the audience and refuses a duplicate e-mail', async 
   t.is((await env.ok(t, 'globex', BROADCASTS, 'herald.get_broadcast', { broadcast_id: broadcast.id })).audience_size, before + 1);
   const duplicate = await assertToolError(t, env, 'globex', BROADCASTS, 'herald.add_subscriber', { email: 'new.partner@example.com', segment: 'customers' }, 'conflict');
   t.regex(duplicate.message, /already a subscriber/);
+  // A person who unsubscribed is not added back, and the refusal says why rather than "already a subscriber".
+  // (acme's demo data has old@canyon-tools.example, a customer who unsubscribed 20 days ago.)
+  const gone = await assertToolError(t, env, 'acme', BROADCASTS, 'herald.add_subscriber', { email: 'Old@Canyon-Tools.example', segment: 'partners' }, 'conflict');
+  const listed = await env.ok(t, 'acme', BROADCASTS, 'herald.list_subscribers', { segment: 'customers', include_unsubscribed: true });
+  const old = listed.subscribers.find((s: { email: string }) => s.email === 'old@canyon-tools.example');
+  t.is(gone.message, `old@canyon-tools.example unsubscribed on ${old.unsubscribed_at.slice(0, 10)}; Herald does not add back a person who unsubscribed`);
+  t.like(gone, { subscriber_id: old.id, unsubscribed_at: old.unsubscribed_at });
+  t.is(old.segment, 'customers', 'the refused call changed nothing');
   await assertInvalidArguments(t, env, 'globex', BROADCASTS, 'herald.add_subscriber', { email: 'not-an-email', segment: 'partners' }, 'email');
   await assertInvalidArguments(t, env, 'globex', BROADCASTS, 'herald.add_subscriber', { email: 'a@b.example', segment: 'vips' }, 'segment');
 });

@@ -175,18 +175,19 @@ export function heraldRepository(scope: TenantScope) {
       },
 
       async add(input: { email: string; name?: string; segment: Segment }): Promise<SubscriberView> {
+        const email = input.email.trim().toLowerCase();
+        const existing = await scope.from<DbSubscriberRow>(SUBSCRIBERS).where('email', email).first();
+        // A person who unsubscribed said no: only they can say yes again, not an administrator.
+        if (existing?.unsubscribed_at != null) {
+          throw new AppError('conflict', `${email} unsubscribed on ${iso(existing.unsubscribed_at)!.slice(0, 10)}; Herald does not add back a person who unsubscribed`, {
+            details: { subscriber_id: existing.id, unsubscribed_at: iso(existing.unsubscribed_at) },
+          });
+        }
         const row = await translate(
-          () => scope.insert<NewRow<DbSubscriberRow>>(SUBSCRIBERS, { email: input.email.trim().toLowerCase(), name: input.name ?? null, segment: input.segment, created_at: Date.now(), unsubscribed_at: null }),
-          { conflict: `${input.email} is already a subscriber` },
+          () => scope.insert<NewRow<DbSubscriberRow>>(SUBSCRIBERS, { email, name: input.name ?? null, segment: input.segment, created_at: Date.now(), unsubscribed_at: null }),
+          { conflict: `${email} is already a subscriber` },
         );
         return subscriberView(row);
-      },
-
-      async unsubscribe(rawId: string): Promise<SubscriberView> {
-        const row = await scope.require<DbSubscriberRow>(SUBSCRIBERS, rawId, 'subscriber');
-        if (row.unsubscribed_at !== null) return subscriberView(row);
-        await scope.update(SUBSCRIBERS, row.id, { unsubscribed_at: Date.now() });
-        return subscriberView((await scope.from<DbSubscriberRow>(SUBSCRIBERS).where(`${SUBSCRIBERS}.id`, row.id).first())!);
       },
 
       /** Active subscribers an audience reaches right now. */

@@ -8,7 +8,7 @@ export default defineTool({
   title: 'Add a subscriber',
   description:
     'Adds a person (e-mail, optional name) to one subscriber segment (customers, partners or internal) so that broadcasts to that segment or to everyone count them. ' +
-    'Returns the subscriber. Refuses (conflict) an e-mail that is already on the list. Sends nothing to the person.',
+    'Returns the subscriber. Refuses (conflict) an e-mail that is already on the list, and one that unsubscribed: Herald does not add back a person who unsubscribed. Sends nothing to the person.',
   scope: 'herald.broadcasts.write',
   destructive: false,
   input: {
