@@ -429,7 +429,11 @@ export class McpHost {
         if (thrown instanceof McpError && thrown.code === ErrorCode.RequestTimeout) {
           throw new AppError('timeout', 'the person did not answer the confirmation in time; nothing was changed');
         }
-        throw thrown;
+        // The client answered with a JSON-RPC error, or with no answer to this form (the SDK refuses
+        // it): nobody could be asked, which is not a failure of this call. It is confirmed as for a
+        // client without elicitation (confirmation_required, then confirmed: true).
+        this.deps.log.warn('the client did not answer a confirmation it was asked for', { err: thrown });
+        return undefined;
       }
       return answer.action === 'accept' && answer.content?.confirm === true;
     };

@@ -54,8 +54,12 @@ export interface CallOptions {
    * client cancels or the session closes, with the reason it closed): the time-out cancels it too.
    */
   cancellation?: Cancellation;
-  /** Present when the client declared elicitation: asks the person; resolves true when they confirmed. */
-  askPerson?: (message: string) => Promise<boolean>;
+  /**
+   * Present when the client declared elicitation: asks the person; resolves true when they
+   * confirmed, false when they declined, undefined when the client could not ask (it answered
+   * with an error, or with something that is not an answer to the question).
+   */
+  askPerson?: (message: string) => Promise<boolean | undefined>;
 }
 
 /** An MCP tools/call result. */
@@ -303,8 +307,10 @@ export class Pipeline {
         const scope = new TenantScope(this.deps.db, principal.tenant.id);
         await this.checkReferences(product, scope, toolArgs);
         await this.checkBeforeConfirmation(tool, product, scope, principal, toolArgs, options);
-        confirmedByPerson = await options.askPerson(this.confirmationSentence(tool.confirmation, toolArgs));
-        if (!confirmedByPerson) {
+        const answer = await options.askPerson(this.confirmationSentence(tool.confirmation, toolArgs));
+        // No answer to be had from the client: confirmed as if it had not declared elicitation (below).
+        confirmedByPerson = answer === true;
+        if (answer === false) {
           const result = errorResult('confirmation_declined', 'The person declined; nothing was changed.', {});
           await this.auditAlone(this.auditInput(principal, productId, 'tool', tool.name, toolArgs, 'confirmation_declined', performance.now() - started, options.requestId, recordId), true);
           this.count(productId, 'tool', 'confirmation_declined', performance.now() - started);
