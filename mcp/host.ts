@@ -21,7 +21,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema, CancelledNotificationSchema, ErrorCode, GetPromptRequestSchema, InitializeRequestSchema, JSONRPCMessageSchema, JSONRPCNotificationSchema, JSONRPCRequestSchema,
   ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError, PingRequestSchema, ReadResourceRequestSchema, SUPPORTED_PROTOCOL_VERSIONS,
-  type JSONRPCMessage,
+  type ElicitRequestFormParams, type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { translateDbError } from '../db/errors.js';
 import type { Principal } from '../db/grant_store.js';
@@ -99,6 +99,17 @@ const CANCELLED_NOTIFICATION = JSONRPCNotificationSchema.extend({ method: Cancel
 const SUPPORTED_VERSIONS = new Set<string>(SUPPORTED_PROTOCOL_VERSIONS);
 /** The head of an SSE reply, as the SDK's transport writes it. */
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+/**
+ * The form of every confirmation question (the question itself is the message). One object for
+ * all: the SDK compiles the schema of each accepted answer with the validator every session
+ * shares, and Ajv keeps each schema object it compiled, by identity, for the life of the process
+ * (a form per question cost ~5 KB kept and ~4 ms of compiling on the event loop per confirmation).
+ */
+const CONFIRM_FORM: ElicitRequestFormParams['requestedSchema'] = {
+  type: 'object',
+  properties: { confirm: { type: 'boolean', title: 'Yes, go ahead', description: 'Tick to go ahead with the change described above; nothing is changed otherwise.' } },
+  required: ['confirm'],
+};
 /** Request headers the SDK transport looks at; nothing else (cookies, authorization) is handed to it. */
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
 
@@ -416,7 +427,7 @@ export class McpHost {
           {
             mode: 'form',
             message: `${sentence} This cannot be undone. Do you want to go ahead?`,
-            requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', title: 'Yes, go ahead', description: sentence } }, required: ['confirm'] },
+            requestedSchema: CONFIRM_FORM,
           },
           // The call's signal: a client that cancels the call (or closes its session) withdraws the
           // question too; the SDK sends notifications/cancelled for its elicitation/create.
