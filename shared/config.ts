@@ -112,8 +112,10 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     rateLimitPerMinute: integer(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     toolTimeoutMs,
-    // The MCP SDK's own request time-out (DEFAULT_REQUEST_TIMEOUT_MSEC) is the default.
-    confirmationTimeoutMs: integer(env, 'CONFIRMATION_TIMEOUT_MS', 60_000, 1_000, 3_600_000),
+    // Under the MCP SDK client's own request time-out (DEFAULT_REQUEST_TIMEOUT_MSEC, 60 s, counted
+    // from sending tools/call): the client hears "timeout, nothing was changed" before it gives up
+    // on the call, and no answer the person gives can commit a change the client reports as lost.
+    confirmationTimeoutMs: integer(env, 'CONFIRMATION_TIMEOUT_MS', 50_000, 1_000, 3_600_000),
     sessionIdleMs: integer(env, 'SESSION_IDLE_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
     maxSessionsPerConnection: integer(env, 'MAX_SESSIONS_PER_CONNECTION', 10, 1, 1_000),
     maxSessionsPerUser: integer(env, 'MAX_SESSIONS_PER_USER', 50, 1, 10_000),

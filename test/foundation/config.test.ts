@@ -1,4 +1,5 @@
 import test from 'ava';
+import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 
 test('defaults follow DESIGN.md §1', (t) => {
@@ -108,8 +109,10 @@ test('PORT 0 (any free port) is accepted with PUBLIC_AUTH_URL; HOST takes addres
   t.is(loadConfig({ PUBLIC_AUTH_URL: 'https://portico.example/', PUBLIC_MCP_URL: 'https://portico.example/tools/mcp' }).mcpUrl, 'https://portico.example/tools/mcp', 'the MCP and API URLs may have paths');
 });
 
-test('CONFIRMATION_TIMEOUT_MS: 60 s (the MCP SDK’s request time-out) unless set; values out of range are refused', (t) => {
-  t.is(loadConfig({}).confirmationTimeoutMs, 60_000);
+test('CONFIRMATION_TIMEOUT_MS: 50 s unless set, well under the MCP SDK client’s request time-out; values out of range are refused', (t) => {
+  t.is(loadConfig({}).confirmationTimeoutMs, 50_000);
+  // The SDK client counts its time-out from sending tools/call: Portico must answer `timeout` first.
+  t.true(loadConfig({}).confirmationTimeoutMs + 5_000 <= DEFAULT_REQUEST_TIMEOUT_MSEC);
   t.is(loadConfig({ CONFIRMATION_TIMEOUT_MS: '300000' }).confirmationTimeoutMs, 300_000);
   for (const value of ['999', '3600001', 'a minute', '-5']) {
     const error = t.throws(() => loadConfig({ CONFIRMATION_TIMEOUT_MS: value }), { instanceOf: ConfigError }, value);

@@ -68,7 +68,7 @@ mcpTest('a call cancelled while its elicitation waits ends at once as timeout, a
   }
 });
 
-/** How long the person has to answer in the next test (CONFIRMATION_TIMEOUT_MS; 60 s by default). */
+/** How long the person has to answer in the next test (CONFIRMATION_TIMEOUT_MS; 50 s by default). */
 const ANSWER_WITHIN_MS = 2_000;
 
 mcpTest('an elicitation the person leaves unanswered for CONFIRMATION_TIMEOUT_MS ends the call as timeout with “nothing was changed”, not as an internal error', async (t, server) => {
