@@ -73,9 +73,17 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     }
   }
 
+  /**
+   * The client of this request. A metadata-document client's document is fetched again where this
+   * instance has not cached it (another instance, a restart, an entry past its age): one that
+   * cannot be read then is the application's failure, said so, and trying again may help.
+   */
   async function clientView(details: Details): Promise<ClientView> {
     const clientId = String(details.params.client_id);
-    const client = await provider.Client.find(clientId);
+    const client = await provider.Client.find(clientId).catch((thrown: unknown) => {
+      if (!(thrown instanceof errors.OIDCProviderError) || clientKindOf(clientId) !== 'metadata_document') throw thrown;
+      throw new AppError('unavailable', `The application's details could not be read from ${clientId}. Try again in a moment, or start again from your application.`, { cause: thrown });
+    });
     if (!client) throw new AppError('not_found', 'The application that sent you here is not known.');
     const redirectUri = String(details.params.redirect_uri ?? client.redirectUris?.[0] ?? '');
     return {
