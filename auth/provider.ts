@@ -14,7 +14,7 @@ import type { PrivateJwks } from './keys.js';
 import { TTL } from './lifetimes.js';
 import { errorPage, PAGE_HEADERS } from './pages.js';
 import { WindowLimiter } from './rate_limit.js';
-import type { ResourceRegistry } from './resources.js';
+import { CLAIM_SCOPES, OIDC_SCOPES, type ResourceRegistry } from './resources.js';
 
 export interface ProviderOptions {
   refreshReuseGraceMs: number;
@@ -98,13 +98,16 @@ export function createProvider(context: PorticoContext, resources: ResourceRegis
           }
           const resource = resources.resolve(indicator);
           if (!resource) throw new errors.InvalidTarget(`unknown resource ${indicator}: expected a live product server URL such as ${resources.uriOf('forge')}`);
-          // A request that names the resource but no scope asks for everything the resource offers;
-          // the person can untick on the consent page.
-          if (ctx.oidc.route === 'authorization' && !ctx.oidc.params?.scope) ctx.oidc.params!.scope = resource.scopes.join(' ');
-          // Scopes of another product only: the consent page would offer nothing to grant.
-          if (ctx.oidc.route === 'authorization' && typeof ctx.oidc.params?.scope === 'string') {
-            const requested = ctx.oidc.params.scope.split(' ').filter(Boolean);
-            if (!requested.some((scope) => resource.scopes.includes(scope))) {
+          if (ctx.oidc.route === 'authorization') {
+            const requested = String(ctx.oidc.params?.scope ?? '').split(' ').filter(Boolean);
+            const named = requested.filter((scope) => !OIDC_SCOPES.includes(scope) && !CLAIM_SCOPES.includes(scope));
+            // A request that names the resource but none of the scopes that name a resource (no scope,
+            // or only `openid`, `offline_access`, `email`) asks for everything the resource offers; the
+            // person can untick on the consent page. A client that adds `offline_access` whenever the
+            // server advertises it asks for it alone where a roadmap product's challenge names no scope.
+            if (!named.length) ctx.oidc.params!.scope = [...requested, ...resource.scopes].join(' ');
+            // Scopes of another product only: the consent page would offer nothing to grant.
+            else if (!named.some((scope) => resource.scopes.includes(scope))) {
               throw new errors.InvalidScope(`none of the requested scopes belong to ${resource.uri}; it offers ${resource.scopes.join(' ')}`, requested.join(' '));
             }
           }
