@@ -172,8 +172,16 @@ export function extraClientMetadata(knownScopes?: readonly string[]): NonNullabl
         return result;
       });
       if (classes.some((c) => c !== 'https')) metadata.application_type = 'native';
-      // A metadata document's name is shown as a self-registered client's is (checklist G6).
-      if (typeof metadata.client_id === 'string' && clientKindOf(metadata.client_id) === 'metadata_document') assertShowableName(metadata.client_name);
+      if (typeof metadata.client_id === 'string' && clientKindOf(metadata.client_id) === 'metadata_document') {
+        // A metadata document's name is shown as a self-registered client's is (checklist G6).
+        assertShowableName(metadata.client_name);
+        // Its client is public: oidc-provider refuses the shared-secret methods for it, and Portico
+        // has no private_key_jwt, so its own refusal would offer the two shared-secret ones instead.
+        const method = metadata.token_endpoint_auth_method;
+        if (method !== undefined && method !== 'none') {
+          throw new errors.InvalidClientMetadata("token_endpoint_auth_method must be 'none' for a client ID metadata document (PKCE proves the client; private_key_jwt is not supported)");
+        }
+      }
       // A self-registered client's or a metadata document's `scope` limits nothing anyone vetted (the
       // person's consent does, every time), but oidc-provider would refuse every other scope with
       // invalid_scope: MCP clients keep one registration per authorization server and register with
