@@ -52,7 +52,8 @@ export interface LayoutOptions {
   title: string;
   current?: 'connections' | 'audit' | 'connect';
   basePath: string;
-  who?: { email: string; tenant: string; role: string; csrf: string };
+  /** `switchable`: the person is in several organizations, and may choose another. */
+  who?: { email: string; tenant: string; role: string; csrf: string; switchable?: boolean };
 }
 
 export function page(options: LayoutOptions, body: Html): string {
@@ -64,6 +65,7 @@ export function page(options: LayoutOptions, body: Html): string {
       </nav>
       <form method="post" action="${options.basePath}/logout">
         <span>${options.who.email} · ${options.who.tenant} (${options.who.role})</span>
+        ${options.who.switchable ? html`<a href="${options.basePath}/organization">Switch organization</a>` : ''}
         <input type="hidden" name="csrf" value="${options.who.csrf}">
         <button type="submit" class="secondary">Sign out</button>
       </form>`

@@ -191,6 +191,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         startedBy: site === 'cross-site' || site === 'same-site' ? site : undefined,
       };
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(session));
+      (ctx.state as ConsoleState).organizations = tenants.length;
       await next();
     };
     const render = (ctx: Context, title: string, body: Html, current?: 'connections' | 'audit' | 'connect') => {
@@ -199,7 +200,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       ctx.type = 'html';
       ctx.body = page({
         title, current, basePath: base,
-        who: viewer ? { email: viewer.email, tenant: viewer.tenant.name, role: viewer.role, csrf: state.csrf! } : undefined,
+        who: viewer ? { email: viewer.email, tenant: viewer.tenant.name, role: viewer.role, csrf: state.csrf!, switchable: (state.organizations ?? 1) > 1 } : undefined,
       }, body);
     };
     const pageContext = (ctx: Context): pages.PageContext => ({ base, csrf: (ctx.state as ConsoleState).csrf ?? '', describeScope, productTitle });
@@ -259,7 +260,8 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const session = await sessionOf(ctx);
       if (!session) throw new AppError('unauthenticated', 'sign in first');
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(session));
-      render(ctx, 'Choose an organization', pages.organizationPage(pageContext(ctx), await membershipsOf(context.db, session.userId)));
+      // Switching (the header's link): the organization chosen now is the one selected.
+      render(ctx, 'Choose an organization', pages.organizationPage(pageContext(ctx), await membershipsOf(context.db, session.userId), session.tenantId));
     });
     router.post(`${base}/organization`, htmlErrors, takes([]), async (ctx) => {
       const session = await sessionOf(ctx);
@@ -296,8 +298,10 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
     router.get(`${base}/connections`, htmlErrors, signedIn, takes(['revoked', 'cursor', 'notice']), async (ctx) => {
       const viewer = viewerOf(ctx);
-      if (ctx.query.revoked !== undefined && ctx.query.revoked !== '1') throw new AppError('invalid_request', 'revoked must be 1 (show revoked connections too), or absent');
-      const showRevoked = ctx.query.revoked === '1';
+      // Given once (takes); empty is absent, as for every page's parameters.
+      const revoked = (ctx.query.revoked as string | undefined) || undefined;
+      if (revoked !== undefined && revoked !== '1') throw new AppError('invalid_request', 'revoked must be 1 (show revoked connections too), or absent');
+      const showRevoked = revoked === '1';
       const today = Math.floor(Date.now() / 86400000);
       const [connections, activity] = await Promise.all([
         connectionsFor(context.db, viewer, { includeRevoked: showRevoked, cursor: ctx.query.cursor }),
@@ -391,6 +395,8 @@ function takes(names: readonly string[], repeatable: readonly string[] = []) {
 interface ConsoleState extends PorticoState {
   viewer?: Viewer;
   csrf?: string;
+  /** How many organizations the signed-in person can choose from (the header offers to switch when several). */
+  organizations?: number;
   /** The cookie's server-side session; null once looked up and not found. */
   session?: ConsoleSession | null;
 }
@@ -429,7 +435,8 @@ function checkpointParam(value: string | string[] | undefined): Head | undefined
  */
 async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer): Promise<void> {
   requireScope(viewer, 'console.audit.read');
-  const format = (ctx.query.format ?? 'jsonl') as string;
+  // Empty is absent (jsonl), as for the filters.
+  const format = (ctx.query.format || 'jsonl') as string;
   if (format !== 'jsonl' && format !== 'csv') throw new AppError('invalid_request', 'format must be jsonl or csv');
   // The filters (the route takes nothing else: a listing's limit or cursor is refused, not ignored).
   const { format: _f, ...rest } = ctx.query;

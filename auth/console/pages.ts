@@ -1,8 +1,8 @@
 /** Page bodies of the console. Everything user- or client-supplied is escaped by `html`. */
 import type { ConnectionView } from '../../db/grant_store.js';
 import type { KeysetPage } from '../../db/keyset.js';
-import type { DbAuditRow } from '../../db/audit.js';
-import type { AuditVerification } from '../../db/audit.js';
+import { AUDIT_KINDS, type AuditVerification, type DbAuditRow } from '../../db/audit.js';
+import { DATE } from '../../shared/dates.js';
 import { escapeUnshowable } from '../../shared/unshowable.js';
 import { activityChart, html, Html, time } from './html.js';
 
@@ -28,14 +28,14 @@ export function loginPage(p: PageContext, options: { error?: string; email?: str
     </form></div>`;
 }
 
-export function organizationPage(p: PageContext, memberships: Array<{ tenant_id: string; tenant_name: string; tenant_slug: string; role: string }>): Html {
+export function organizationPage(p: PageContext, memberships: Array<{ tenant_id: string; tenant_name: string; tenant_slug: string; role: string }>, current?: string): Html {
   return html`<div class="narrow card">
     <h1>Choose an organization</h1>
     <form method="post" action="${p.base}/organization">
       <input type="hidden" name="csrf" value="${p.csrf}">
       <label for="tenant">Organization</label>
-      <select id="tenant" name="tenant">${memberships.map((m) => html`<option value="${m.tenant_slug}">${m.tenant_name} (${m.role})</option>`)}</select>
-      <p><button type="submit">Continue</button></p>
+      <select id="tenant" name="tenant">${memberships.map((m) => html`<option value="${m.tenant_slug}" ${m.tenant_id === current ? new Html('selected') : ''}>${m.tenant_name} (${m.role})</option>`)}</select>
+      <p><button type="submit">Continue</button>${current ? html` <a class="button secondary" href="${p.base}/connections">Cancel</a>` : ''}</p>
     </form></div>`;
 }
 
@@ -147,8 +147,10 @@ export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: 
       <div><label for="f-client">Client</label><input id="f-client" name="client" value="${q.client ?? ''}"></div>
       <div><label for="f-connection">Connection</label><input id="f-connection" name="connection" value="${q.connection ?? ''}"></div>
       <div><label for="f-outcome">Outcome</label><input id="f-outcome" name="outcome" value="${q.outcome ?? ''}" placeholder="ok"></div>
-      <div><label for="f-from">From</label><input id="f-from" name="from" type="date" value="${q.from ?? ''}"></div>
-      <div><label for="f-to">To</label><input id="f-to" name="to" type="date" value="${q.to ?? ''}"></div>
+      <div><label for="f-kind">Kind</label><select id="f-kind" name="kind"><option value="">any</option>${AUDIT_KINDS.map((k) => html`<option value="${k}" ${q.kind === k ? new Html('selected') : ''}>${k}</option>`)}</select></div>
+      ${timeField('f-from', 'from', 'From', q.from)}
+      ${timeField('f-to', 'to', 'To', q.to)}
+      ${q.limit ? html`<input type="hidden" name="limit" value="${q.limit}">` : ''}
       <div><button type="submit">Filter</button> <a href="${p.base}/audit">Clear</a></div>
     </form>
     <section class="card">${auditTable(p, rows, options.people)}
@@ -157,6 +159,16 @@ export function auditPage(p: PageContext, rows: DbAuditRow[], options: { query: 
         <a href="${p.base}/audit/export?${exportQuery.toString()}&amp;format=csv">CSV</a>
         ${options.isAdmin ? html` · <a href="${p.base}/audit/verify">Verify the chain</a>` : ''}</p>
     </section>`;
+}
+
+/**
+ * The From and To fields. A date field holds only a calendar date: a browser empties it for a time
+ * or epoch ms from the address (`from=2026-03-01T10:00Z`), so the form would show no filter while
+ * the listing applies one, and drop it on the next Filter. Such a value is shown, and kept, as typed.
+ */
+function timeField(id: string, name: string, label: string, value: string | undefined): Html {
+  const type = value === undefined || DATE.test(value) ? 'date' : 'text';
+  return html`<div><label for="${id}">${label}</label><input id="${id}" name="${name}" type="${type}" value="${value ?? ''}"${type === 'text' ? new Html(' placeholder="YYYY-MM-DD" spellcheck="false"') : ''}></div>`;
 }
 
 export function verifyPage(p: PageContext, result: AuditVerification, checkpoint?: { seq: number; hash: string }): Html {

@@ -178,8 +178,11 @@ export function parseAuditQuery(viewer: Viewer, params: Record<string, string | 
     from: time('from'),
     to: time('to'),
   };
-  // A reversed range is a mistake to point out, not a question whose answer is "no records".
-  if (filter.from !== undefined && filter.to !== undefined && filter.from > filter.to) {
+  // A reversed range is a mistake to point out, not a question whose answer is "no records". A
+  // calendar date as `to` is that whole day: a `from` at or after its end (From the day after To,
+  // as the page's two date fields can be set) is reversed too.
+  const toIsDay = typeof params.to === 'string' && DATE.test(params.to);
+  if (filter.from !== undefined && filter.to !== undefined && (filter.from > filter.to || (toIsDay && filter.from >= filter.to))) {
     throw new AppError('invalid_request', 'from must not be later than to (the range from-to is reversed)');
   }
   return { filter, limit, cursor };

@@ -89,7 +89,8 @@ for (const kind of databasesUnderTest()) {
       t.is(Number((await db('audit_log').where({ name: 'audit.export' }).count({ n: '*' }).first())?.n), 0, 'no export taken');
       // What the pages' own links and forms send is taken (several products on the connect page:
       // test/clients/console_connect.test.ts), the audit filters' empty fields included.
-      for (const path of ['/connect?read_only=1', '/connections?revoked=1', '/audit?product=&tool=&client=&connection=&outcome=&from=&to=']) {
+      // An empty one is absent on every page (docs/console.md), `revoked` and an export's `format` too.
+      for (const path of ['/connect?read_only=1', '/connections?revoked=1', '/connections?revoked=', '/audit?product=&tool=&client=&connection=&outcome=&kind=&from=&to=', '/audit/export?format=&product=']) {
         t.is((await browser.request(`/api/mcp${path}`)).status, 200, path);
       }
       // The audit page's export links keep its filters, not its limit and cursor (refused by the export).
