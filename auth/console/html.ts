@@ -81,11 +81,18 @@ export function time(ms: number | null | undefined): Html {
   return html`<time datetime="${iso}">${iso.slice(0, 16).replace('T', ' ')} UTC</time>`;
 }
 
+/** `1 call`, `2 calls`, `0 calls`. */
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
 const PALETTE = ['#2f5bd3', '#127a3e', '#b25e09', '#8e44ad', '#c0392b', '#16a085', '#7f8c8d', '#d35400', '#2c3e50', '#b7950b'];
 
 /** Calls per day per product as stacked bars, inline SVG with a text alternative. */
 export function activityChart(points: Array<{ day: number; product: string; calls: number }>, days: number, today: number): Html {
   const firstDay = today - days + 1;
+  // Only the days drawn (a record stamped ahead of this instance's clock is not "in the last days").
+  points = points.filter((p) => p.day >= firstDay && p.day <= today);
   const products = [...new Set(points.map((p) => p.product))].sort();
   const totals = new Map<number, number>();
   for (const p of points) totals.set(p.day, (totals.get(p.day) ?? 0) + p.calls);
@@ -105,7 +112,7 @@ export function activityChart(points: Array<{ day: number; product: string; call
     }
   }
   const total = points.reduce((sum, p) => sum + p.calls, 0);
-  const summary = `${total} calls in the last ${days} days` + (products.length ? `: ${products.map((p) => `${p} ${points.filter((x) => x.product === p).reduce((s, x) => s + x.calls, 0)}`).join(', ')}` : '');
+  const summary = `${plural(total, 'call')} in the last ${days} days` + (products.length ? `: ${products.map((p) => `${p} ${points.filter((x) => x.product === p).reduce((s, x) => s + x.calls, 0)}`).join(', ')}` : '');
   return html`<figure style="margin:0">
     <svg role="img" aria-label="${summary}" viewBox="0 0 ${width} ${height}" width="100%" height="${height}" preserveAspectRatio="none">${bars}
       <line x1="0" y1="${height - 0.5}" x2="${width}" y2="${height - 0.5}" stroke="#c8cdd3"/></svg>

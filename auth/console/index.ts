@@ -22,7 +22,7 @@ import { authenticateBearer, touchConnection } from '../../db/grant_store.js';
 import { readOnlyParameter } from '../../shared/client_config.js';
 import { CONSOLE_SCOPES } from '../../shared/console_scopes.js';
 import { connectPage, COPY_SCRIPT_HASH } from './connect_page.js';
-import { page, type Html } from './html.js';
+import { page, plural, type Html } from './html.js';
 import * as pages from './pages.js';
 import {
   checkCsrf, clearSessionCookie, createSession, csrfToken, deleteSession, findSession, pruneExpiredSessions, refuseCrossSite, sessionBinding, sessionIdOf, writeSessionCookie,
@@ -236,7 +236,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       if (retryAfter) {
         ctx.set('Retry-After', String(retryAfter));
         ctx.status = 429;
-        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: `Too many sign-in attempts. Wait ${retryAfter} seconds and try again.`, email }));
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: `Too many sign-in attempts. Wait ${plural(retryAfter, 'second')} and try again.`, email }));
       }
       const user = await authenticate(context.db, email, (form.get('password') ?? '').slice(0, 1024));
       if (!user) {

@@ -4,7 +4,7 @@ import type { KeysetPage } from '../../db/keyset.js';
 import { AUDIT_KINDS, type AuditVerification, type DbAuditRow } from '../../db/audit.js';
 import { DATE } from '../../shared/dates.js';
 import { escapeUnshowable } from '../../shared/unshowable.js';
-import { activityChart, html, Html, time } from './html.js';
+import { activityChart, html, Html, plural, time } from './html.js';
 
 export interface PageContext {
   base: string;
@@ -68,7 +68,7 @@ export function connectionsPage(p: PageContext, page: KeysetPage<ConnectionView>
     <section class="card">
       <p class="muted">${options.isAdmin ? 'Every AI client connected to this organization.' : 'The AI clients you connected.'}
         ${options.showRevoked ? html`<a href="${p.base}/connections">Hide revoked</a>` : html`<a href="${p.base}/connections?revoked=1">Show revoked</a>`}</p>
-      ${connections.length === 0 ? html`<p>No connections yet. When someone connects an AI client to a product server, it appears here.</p>` : html`
+      ${connections.length === 0 ? html`<p>${options.showRevoked ? 'No connections yet.' : 'No active connections.'} When someone connects an AI client to a product server, it appears here${options.showRevoked ? '' : '; revoked connections are listed under “Show revoked”'}.</p>` : html`
       <table><thead><tr><th>Client</th><th>Product</th><th>Scopes</th><th>Person</th><th>Created</th><th>Last used</th><th>Calls</th><th></th></tr></thead><tbody>
       ${connections.map((c) => html`<tr data-connection="${c.id}">
         <td>${clientCell(c)}</td><td>${p.productTitle(c.product)}</td><td>${scopeList(p, c.scopes)}</td><td>${c.user_email}</td>
@@ -101,7 +101,7 @@ export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAudi
       <tr><th>Scopes</th><td>${scopeList(p, c.scopes)}</td></tr>
       <tr><th>Person</th><td>${c.user_email}</td></tr>
       <tr><th>Created</th><td>${time(c.created_at)}</td></tr>
-      <tr><th>Last used</th><td>${time(c.last_used_at)} (${c.call_count} calls)</td></tr>
+      <tr><th>Last used</th><td>${time(c.last_used_at)} (${plural(c.call_count, 'call')})</td></tr>
       <tr><th>Status</th><td>${c.revoked_at ? html`<span class="badge bad">revoked</span> ${time(c.revoked_at)}` : html`<span class="badge ok">active</span>`}</td></tr>
     </tbody></table>
     ${c.revoked_at ? '' : html`<p><a class="button" href="${p.base}/connections/${c.id}/revoke">Revoke…</a></p>`}
@@ -174,9 +174,9 @@ function timeField(id: string, name: string, label: string, value: string | unde
 export function verifyPage(p: PageContext, result: AuditVerification, checkpoint?: { seq: number; hash: string }): Html {
   const given = checkpoint ? `${checkpoint.seq}:${checkpoint.hash}` : '';
   return html`<h1>Audit chain verification</h1><section class="card">
-    ${result.ok ? html`<p><span class="badge ok">intact</span> All ${result.checked} records chain correctly${checkpoint ? html`, through the checkpoint given (record #${checkpoint.seq})` : ''}.</p>`
+    ${result.ok ? html`<p><span class="badge ok">intact</span> ${result.checked === 1 ? 'The one record verifies' : result.checked ? `All ${result.checked} records chain correctly` : 'There are no records yet'}${checkpoint ? html`, through the checkpoint given (record #${checkpoint.seq})` : ''}.</p>`
       : html`<p class="error" role="alert">The chain is broken at record #${result.first_broken!.seq}${result.first_broken!.id ? html` (<code>${result.first_broken!.id}</code>)` : ''}: ${result.first_broken!.reason}.
-        ${result.checked} records before it verified.</p>`}
+        ${plural(result.checked, 'record')} before it verified.</p>`}
     ${result.end ? html`<p>The chain ends at record #${result.end.seq}. Its checkpoint: <code class="checkpoint">${result.end.seq}:${result.end.hash}</code></p>
       <p class="muted">Keep checkpoints somewhere outside Portico (a ticket, an e-mail to yourself). Verifying later against one
         proves that no record up to it has been changed or removed since, even by someone able to write to the database;
