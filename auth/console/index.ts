@@ -84,7 +84,12 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const metadataUrlOf = (ctx: Context) => new URL(`${PRM_PATH}${ctx.path}`, api.origin).href;
 
     // ---- JSON API (bearer tokens) -------------------------------------------------------
-    const bearer = async (ctx: Context, next: Next) => {
+    /**
+     * Authenticates the token, then checks the query parameters the route takes (`names`, as
+     * takes() does): a request refused for them is no use of the connection, whose "last used" and
+     * call count stay as they were (nothing is changed for a refused request).
+     */
+    const bearer = (names: readonly string[]) => async (ctx: Context, next: Next) => {
       ctx.state.route = `${base}/v1`;
       const header = ctx.get('authorization');
       const challenge = (extra = '') => `Bearer resource_metadata="${metadataUrlOf(ctx)}", scope="${consoleScopes.join(' ')}"${extra}`;
@@ -99,6 +104,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         (ctx.state as ConsoleState).viewer = {
           userId: principal.user.id, email: principal.user.email, tenant: principal.tenant, role: principal.role, scopes: principal.scopes, requestId: ctx.state.requestId,
         };
+        checkQuery(ctx.query, names);
         // The API's own connection is listed like any other: when it was last used, how often
         // (not after a revocation that committed since the token was checked).
         await touchConnection(context.db, principal.connectionId);
@@ -116,24 +122,24 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     };
     const viewerOf = (ctx: Context) => (ctx.state as ConsoleState).viewer!;
 
-    router.get(`${base}/v1/connections`, bearer, takes(['include_revoked', ...PAGE_PARAMS]), async (ctx) => {
+    router.get(`${base}/v1/connections`, bearer(['include_revoked', ...PAGE_PARAMS]), async (ctx) => {
       const { rows, next, previous } = await connectionsFor(context.db, viewerOf(ctx), { includeRevoked: flag(ctx.query.include_revoked, 'include_revoked'), limit: ctx.query.limit, cursor: ctx.query.cursor });
       ctx.body = { connections: rows.map((c) => connectionJson(c, describeScope)), next_cursor: next ?? null, prev_cursor: previous ?? null };
     });
-    router.get(`${base}/v1/connections/:id`, bearer, takes([]), async (ctx) => {
+    router.get(`${base}/v1/connections/:id`, bearer([]), async (ctx) => {
       ctx.body = connectionJson(await connectionFor(context.db, viewerOf(ctx), ctx.params.id), describeScope);
     });
-    router.delete(`${base}/v1/connections/:id`, bearer, takes([]), async (ctx) => {
+    router.delete(`${base}/v1/connections/:id`, bearer([]), async (ctx) => {
       const { connection, revoked } = await revokeFor(context.db, options.events, viewerOf(ctx), ctx.params.id);
       ctx.body = { ...connectionJson(connection, describeScope), already_revoked: !revoked };
     });
-    router.get(`${base}/v1/audit`, bearer, takes([...AUDIT_FILTERS, ...PAGE_PARAMS]), async (ctx) => {
+    router.get(`${base}/v1/audit`, bearer([...AUDIT_FILTERS, ...PAGE_PARAMS]), async (ctx) => {
       const viewer = viewerOf(ctx);
       const { rows, next, previous } = await auditFor(context.db, viewer, parseAuditQuery(viewer, ctx.query));
       ctx.body = { records: rows.map(auditJson), next_cursor: next ?? null, prev_cursor: previous ?? null };
     });
-    router.get(`${base}/v1/audit/export`, bearer, takes(['format', ...AUDIT_FILTERS]), async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
-    router.get(`${base}/v1/audit/verify`, bearer, takes(['checkpoint']), async (ctx) => {
+    router.get(`${base}/v1/audit/export`, bearer(['format', ...AUDIT_FILTERS]), async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
+    router.get(`${base}/v1/audit/verify`, bearer(['checkpoint']), async (ctx) => {
       const checkpoint = checkpointParam(ctx.query.checkpoint);
       const result = await verifyFor(context, viewerOf(ctx), checkpoint);
       ctx.body = checkpoint ? { ...result, checkpoint } : result;

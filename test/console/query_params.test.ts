@@ -42,10 +42,14 @@ for (const kind of databasesUnderTest()) {
       // Nothing was done for a refused request: the connection is live, no export was taken or recorded.
       t.is((await db('connections').where({ id: ann }).first()).revoked_at, null);
       t.is(await exports(), 0);
+      // Nor is a refused request a use of the API's own connection (its "last used" and call count).
+      const apiConnection = () => db('connections').where({ tenant_id: f.tenants.acme, product: 'console' }).first();
+      t.like(await apiConnection(), { call_count: 0, last_used_at: null });
 
       // The parameters a route takes still work, and an export's record holds what it applied.
       const list = await f.api('/connections?include_revoked=true&limit=2', admin);
       t.is(list.status, 200);
+      t.is((await apiConnection()).call_count, 1);
       const exported = await f.api('/audit/export?format=jsonl&product=forge', admin);
       t.is(exported.status, 200);
       await exported.text();
