@@ -70,7 +70,7 @@ for (const kind of databasesUnderTest()) {
       });
       await record(f.users.ann, f.forge.ann.connection);
       for (let i = 0; i < 3; i++) await record(f.users.bob, f.forge.bob.connection);
-      const chart = async (email: string) => /aria-label="(\d+) calls in the last 14 days/.exec((await (await signIn(f, email)).request('/api/mcp/connections')).text)?.[1];
+      const chart = async (email: string) => /aria-label="(\d+) calls? in the last 14 days/.exec((await (await signIn(f, email)).request('/api/mcp/connections')).text)?.[1];
       t.is(await chart('ann@acme.example'), '1', 'ann sees her one call, not bob’s three');
       t.is(await chart('admin@acme.example'), '4', 'the admin sees the whole organization’s');
     } finally {

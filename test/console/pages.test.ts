@@ -28,7 +28,7 @@ for (const kind of databasesUnderTest()) {
       t.regex(list.text, /bob@acme\.example/);
       t.notRegex(list.text, /globex\.example/);
       t.regex(list.text, /registered itself \(unverified\)/);
-      t.regex(list.text, /<svg role="img" aria-label="\d+ calls in the last 14 days/);
+      t.regex(list.text, /<svg role="img" aria-label="\d+ calls? in the last 14 days/);
 
       const id = f.forge.ann.connection.id;
       const confirm = await browser.request(`/api/mcp/connections/${id}/revoke`);
