@@ -12,7 +12,7 @@ import type { PorticoContext } from '../app.js';
 import { authenticate, findUserById, lockTenant, MAX_EMAIL_LENGTH, membershipIn, membershipsOf, normaliseEmail, type Membership } from '../db/accounts.js';
 import { appendAudit, type AuditInput } from '../db/audit.js';
 import { translateDbError } from '../db/errors.js';
-import { createConnection } from '../db/grant_store.js';
+import { createConnection, lastConnectedTenant } from '../db/grant_store.js';
 import { AppError, toAppError, type ErrorCode } from '../shared/errors.js';
 import { readForm, type PorticoState } from '../shared/http.js';
 import { claimInteraction } from './adapter.js';
@@ -148,6 +148,11 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const client = await clientView(details);
     const scopes = requestedScopes(details, resource);
     const claimScopes = requestedClaimScopes(details);
+    // Selected: what the person chose (a form sent back), else the organization in which this
+    // application is already connected to this product for them (a step-up asks for more of that
+    // connection), else the first.
+    const selected = chosen?.tenant
+      ?? (memberships.length > 1 ? await lastConnectedTenant(db, { userId: user.id, clientId: String(details.params.client_id), product: resource.product }) : undefined);
     if (!memberships.length) {
       // The person signed in: the application is told (access_denied, as a denial) rather than left waiting.
       return render(ctx, 403, errorPage({
@@ -170,7 +175,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
       resourceTitle: resources.titleOf(resource),
       resourceUri: resource.uri,
       organizations: memberships.map((m, i) => ({
-        id: m.tenant_id, slug: m.tenant_slug, name: m.tenant_name, selected: chosen?.tenant ? chosen.tenant === m.tenant_id : i === 0,
+        id: m.tenant_id, slug: m.tenant_slug, name: m.tenant_name, selected: memberships.some((n) => n.tenant_id === selected) ? m.tenant_id === selected : i === 0,
       })),
       scopes: [
         ...scopes.map((scope) => ({ scope, description: resources.describeScope(scope) ?? scope, checked: chosen?.scopes ? chosen.scopes.includes(scope) : true })),

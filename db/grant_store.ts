@@ -105,6 +105,19 @@ export async function liveConnections(db: DbOrTrx, tenantId: string, only: { use
 }
 
 /**
+ * The organization of this person's live connection of this client to this product used last (or
+ * made last), if they have one: where a step-up or a reconnection most likely belongs.
+ */
+export async function lastConnectedTenant(db: DbOrTrx, of: { userId: string; clientId: string; product: string }): Promise<string | undefined> {
+  const row = await db('connections')
+    .where({ user_id: of.userId, client_id: of.clientId, product: of.product })
+    .whereNull('revoked_at')
+    .orderByRaw('coalesce(last_used_at, created_at) desc')
+    .first<{ tenant_id: string } | undefined>('tenant_id');
+  return row?.tenant_id;
+}
+
+/**
  * Records use of a connection (console: last used, call count), unless it is revoked: a request
  * whose token was checked before a revocation committed did not use it after, as countUses in
  * db/audit.ts counts.

@@ -166,6 +166,26 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`for a person in several organizations, the organization this application is connected in is selected (a step-up), else the first [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const selectedSlug = (html: string) => /<option value="[^"]+" data-slug="([^"]+)" selected>/.exec(html)?.[1];
+      const redirectUri = 'http://127.0.0.1/callback';
+      const { clientId } = await authorizeCode(server.url, { email: 'multi@example.com', password: PASSWORD, tenant: 'globex', redirectUri, resource: server.forge, scopes, allow: ['forge.chat.read'] });
+      // The same application asks for more (a step-up): globex, where it is connected, not acme, the first.
+      const stepUp = await toConsent(server, 'multi@example.com', { clientId, redirectUri, scopes: ['forge.chat.write'] });
+      t.is(selectedSlug(stepUp.page.html!), 'globex');
+      // Another product of the same application, or another application: the first organization.
+      t.is(selectedSlug((await toConsent(server, 'multi@example.com', { clientId, redirectUri, resource: `${server.url}/mcp/midas`, scopes: ['midas.ledger.read'] })).page.html!), 'acme');
+      t.is(selectedSlug((await toConsent(server, 'multi@example.com')).page.html!), 'acme');
+      // Once that connection is revoked, it is no longer where the application is connected.
+      await server.portico.context.db('connections').where({ client_id: clientId }).update({ revoked_at: Date.now() });
+      t.is(selectedSlug((await toConsent(server, 'multi@example.com', { clientId, redirectUri, scopes: ['forge.chat.write'] })).page.html!), 'acme');
+    } finally {
+      await server.close();
+    }
+  });
+
   test(`Deny sends the client access_denied and is audited [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
