@@ -302,6 +302,15 @@ export async function revokeGrantTokens(db: DbOrTrx, grantId: string, now = Date
 
 export interface ConnectionView extends DbConnectionRow {
   user_email: string;
+  /** The e-mail of the person who revoked it (revoked_by); null when nobody did, or Portico or an operator did. */
+  revoked_by_email: string | null;
+}
+
+/** A connection with its person's and its revoker's e-mail. */
+function connectionViews(db: DbOrTrx) {
+  return db('connections as c')
+    .join('users as u', 'u.id', 'c.user_id')
+    .leftJoin('users as r', 'r.id', 'c.revoked_by');
 }
 
 /** A tenant's connections, newest first, a page at a time (db/keyset.ts); `userId` narrows to one person's (members see only theirs). */
@@ -310,15 +319,14 @@ export async function listConnections(
   tenantId: string,
   options: { userId?: string; includeRevoked?: boolean; limit: number; cursor?: KeysetCursor },
 ): Promise<KeysetPage<ConnectionView>> {
-  const query = db('connections as c')
-    .join('users as u', 'u.id', 'c.user_id')
+  const query = connectionViews(db)
     .where('c.tenant_id', tenantId)
-    .select('c.*', 'u.email as user_email');
+    .select('c.*', 'u.email as user_email', 'r.email as revoked_by_email');
   if (options.userId) query.where('c.user_id', options.userId);
   if (!options.includeRevoked) query.whereNull('c.revoked_at');
   return newestFirstPage<ConnectionView>(query, { time: 'c.created_at', id: 'c.id' }, options, (c) => ({ time: c.created_at, id: c.id }));
 }
 
 export async function findConnectionView(db: DbOrTrx, id: string): Promise<ConnectionView | undefined> {
-  return db('connections as c').join('users as u', 'u.id', 'c.user_id').where('c.id', id).first('c.*', 'u.email as user_email');
+  return connectionViews(db).where('c.id', id).first('c.*', 'u.email as user_email', 'r.email as revoked_by_email');
 }

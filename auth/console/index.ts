@@ -29,7 +29,7 @@ import {
   type ConsoleSession, type SessionOptions,
 } from './session.js';
 import {
-  AUDIT_FILTERS, auditFor, auditJson, checkQuery, connectionFor, connectionJson, connectionsFor, PAGE_PARAMS, parseAuditQuery, requireScope, revokeFor, type Viewer,
+  AUDIT_FILTERS, auditFor, auditJson, checkQuery, connectionFor, connectionJson, connectionsFor, PAGE_PARAMS, parseAuditQuery, requireScope, revocationReason, revokeFor, type Viewer,
 } from './service.js';
 
 const PRE_SESSION_COOKIE = 'portico_console_pre';
@@ -323,11 +323,11 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const own = viewer.role === 'admin' ? undefined : viewer.userId;
       const { rows } = await queryAudit(context.db, { tenantId: viewer.tenant.id, connectionId: connection.id, userId: own }, { limit: 20 });
       const people = await emailsOf(context.db, rows.map((r) => r.user_id));
-      render(ctx, 'Connection', pages.connectionPage(pageContext(ctx), connection, rows, people), 'connections');
+      render(ctx, 'Connection', pages.connectionPage(pageContext(ctx), connection, rows, people, await revocationReason(context.db, connection)), 'connections');
     });
     router.get(`${base}/connections/:id/revoke`, htmlErrors, signedIn, takes([]), async (ctx) => {
       const connection = await connectionFor(context.db, viewerOf(ctx), ctx.params.id);
-      render(ctx, 'Revoke connection', pages.revokePage(pageContext(ctx), connection), 'connections');
+      render(ctx, 'Revoke connection', pages.revokePage(pageContext(ctx), connection, await revocationReason(context.db, connection)), 'connections');
     });
     router.post(`${base}/connections/:id/revoke`, htmlErrors, signedIn, takes([]), async (ctx) => {
       await postForm(ctx, await bindingOf(ctx));

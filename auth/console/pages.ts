@@ -91,7 +91,13 @@ function auditTable(p: PageContext, rows: DbAuditRow[], people: ReadonlyMap<stri
     </tbody></table>`;
 }
 
-export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAuditRow[], people: ReadonlyMap<string, string>): Html {
+/** When a revoked connection was revoked, by whom (a person who did) and why, in words. */
+function revokedWhen(c: ConnectionView, why: string | undefined): Html {
+  return html`${time(c.revoked_at)}${c.revoked_by_email ? html` by ${c.revoked_by_email}` : ''}${why ? html` (${why})` : ''}`;
+}
+
+/** `why`: revocationReason's words, for a revoked connection. */
+export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAuditRow[], people: ReadonlyMap<string, string>, why?: string): Html {
   return html`
     <p><a href="${p.base}/connections">← Connections</a></p>
     <h1>${c.client_name ?? 'Unnamed client'} → ${p.productTitle(c.product)}</h1>
@@ -102,7 +108,7 @@ export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAudi
       <tr><th>Person</th><td>${c.user_email}</td></tr>
       <tr><th>Created</th><td>${time(c.created_at)}</td></tr>
       <tr><th>Last used</th><td>${time(c.last_used_at)} (${plural(c.call_count, 'call')})</td></tr>
-      <tr><th>Status</th><td>${c.revoked_at ? html`<span class="badge bad">revoked</span> ${time(c.revoked_at)}` : html`<span class="badge ok">active</span>`}</td></tr>
+      <tr><th>Status</th><td>${c.revoked_at ? html`<span class="badge bad">revoked</span> ${revokedWhen(c, why)}` : html`<span class="badge ok">active</span>`}</td></tr>
     </tbody></table>
     ${c.revoked_at ? '' : html`<p><a class="button" href="${p.base}/connections/${c.id}/revoke">Revoke…</a></p>`}
     </section>
@@ -111,12 +117,12 @@ export function connectionPage(p: PageContext, c: ConnectionView, recent: DbAudi
 }
 
 /** For a connection already revoked (Back after revoking, a stale link), its state instead of the button. */
-export function revokePage(p: PageContext, c: ConnectionView): Html {
+export function revokePage(p: PageContext, c: ConnectionView, why?: string): Html {
   if (c.revoked_at) {
     return html`<div class="narrow card">
     <h1>This connection is already revoked</h1>
     <p><strong>${c.client_name ?? 'Unnamed client'}</strong> lost its access to <strong>${p.productTitle(c.product)}</strong>
-      for ${c.user_email} on ${time(c.revoked_at)}. There is nothing more to revoke.</p>
+      for ${c.user_email} on ${revokedWhen(c, why)}. There is nothing more to revoke.</p>
     <p><a class="button secondary" href="${p.base}/connections/${c.id}">Back to the connection</a></p></div>`;
   }
   return html`<div class="narrow card">

@@ -81,6 +81,39 @@ export async function revokeFor(db: Db, events: EventBus, viewer: Viewer, rawId:
   return { connection: await connectionFor(db, writer, rawId), revoked };
 }
 
+/** Why connections are revoked, in words, by the reason their audit record gives (others are shown as recorded). */
+const REVOCATION_REASONS: Record<string, string> = {
+  'console': 'in the console',
+  'console api': 'through the console API',
+  'client revoked by an operator': 'an operator revoked the application everywhere',
+  'client removed by an operator': 'an operator removed the application',
+  'tenant suspended': 'the organization was suspended',
+  'role changed to member': 'the person is no longer an administrator, which this product requires',
+  'membership removed': 'the person left the organization',
+  'account disabled': "the person's account was disabled",
+  'password reset': "the person's password was reset",
+  authorization_code_replay: 'its authorization code was presented a second time, a sign of a stolen code',
+  refresh_token_reuse: 'a refresh token it had already replaced was presented again, a sign of a stolen token',
+  revoked_by_client: 'the application revoked its own token',
+  grant_revoked: 'the authorization server revoked its grant',
+  grant_expired: 'its grant reached the end of its lifetime',
+};
+
+/**
+ * Why a revoked connection was revoked, in words, from the record its revocation wrote
+ * (`connection.revoke` or `grant.revoke`); undefined for a live one or a record not found.
+ */
+export async function revocationReason(db: Db, connection: ConnectionView): Promise<string | undefined> {
+  if (!connection.revoked_at) return undefined;
+  const record = await db('audit_log')
+    .where({ tenant_id: connection.tenant_id, connection_id: connection.id })
+    .whereIn('name', ['connection.revoke', 'grant.revoke'])
+    .orderBy('time', 'desc')
+    .first<{ args_redacted: string | null } | undefined>('args_redacted');
+  const reason = record?.args_redacted ? (JSON.parse(record.args_redacted) as { reason?: unknown }).reason : undefined;
+  return typeof reason === 'string' ? REVOCATION_REASONS[reason] ?? reason : undefined;
+}
+
 export interface AuditQuery {
   filter: AuditFilter;
   limit: number;
@@ -208,6 +241,8 @@ export function connectionJson(c: ConnectionView, describeScope: (scope: string)
     last_used_at: c.last_used_at ? new Date(c.last_used_at).toISOString() : null,
     call_count: c.call_count,
     revoked_at: c.revoked_at ? new Date(c.revoked_at).toISOString() : null,
+    // The person who revoked it; null when nobody did (Portico or an operator did: the audit log says why).
+    revoked_by: c.revoked_by ? { id: c.revoked_by, email: c.revoked_by_email } : null,
   };
 }
 
