@@ -25,6 +25,7 @@ import { dialectOf } from '../db/connect.js';
 import { describeDatabaseFailure } from '../db/errors.js';
 import { PRODUCTS } from '../mcp/products/index.js';
 import { randomBytes } from 'node:crypto';
+import { isEntryPoint } from './entry_point.js';
 
 export type Output = (line: string) => void;
 
@@ -527,7 +528,7 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
 const authCommands = await import('../auth/admin.js');
 Object.assign(COMMANDS, authCommands.CLIENT_COMMANDS, authCommands.KEY_COMMANDS); // client add | list; keys list | add | activate | rotate | retire
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   const code = await runAdmin(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l) });
   process.exit(code);
 }

@@ -8,7 +8,6 @@
  * 0 printed (or --help), 2 usage, configuration (as the server and the admin CLI), or a refused
  * request (unknown or roadmap product, unknown tool …), 1 anything unexpected.
  */
-import { pathToFileURL } from 'node:url';
 import { buildCatalog, type Catalog } from '../shared/catalog.js';
 import { parseArgs } from '../shared/cli_args.js';
 import { buildClientConfig, parseList } from '../shared/client_config.js';
@@ -18,6 +17,7 @@ import { connectDatabase, isMissingSqlite } from '../db/connect.js';
 import { describeDatabaseFailure } from '../db/errors.js';
 import { surfaceOverrides } from '../db/surfaces.js';
 import { PRODUCTS } from '../mcp/products/index.js';
+import { isEntryPoint } from './entry_point.js';
 
 const USAGE = `usage: npm run client-config -- [--products forge,aegis] [--tools aegis.list_findings,...] [--read-only] [--name-prefix portico-]
 
@@ -104,7 +104,7 @@ async function catalogWithSurfaces(config: Config, io: CliIo): Promise<Catalog> 
   }
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+if (isEntryPoint(import.meta.url)) {
   const code = await runClientConfig(process.argv.slice(2), process.env, {
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),

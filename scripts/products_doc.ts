@@ -8,6 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PRODUCTS } from '../mcp/products/index.js';
 import { annotationsOf, type ProductDefinition } from '../shared/catalog.js';
+import { isEntryPoint } from './entry_point.js';
 import { PROJECT_ROOT } from './project_root.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
@@ -69,7 +70,7 @@ export function renderProductsDoc(): string {
 
 export const PRODUCTS_DOC = path.join(PROJECT_ROOT, 'docs', 'products.md');
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isEntryPoint(import.meta.url)) {
   const args = process.argv.slice(2);
   if (args.length) {
     // --help (or any argument: the script takes none) explains instead of writing the file.
