@@ -43,7 +43,14 @@ export interface PorticoContext {
    * never finish by itself (open streams) and refuses new work, so in-flight requests can drain.
    */
   onDrain(hook: () => Promise<void> | void): void;
-  /** Called on shutdown once in-flight requests have finished (or the drain's deadline passed), before the pool closes. */
+  /**
+   * Called on shutdown once the drain is over: in-flight requests have finished, or the drain's
+   * deadline passed and their connections were cut. Ends the work that outlived it (a tool call
+   * still in its handler), before any onClose hook: on SQLite such a call holds the pool's one
+   * connection, which the close hooks need.
+   */
+  onDrained(hook: () => Promise<void> | void): void;
+  /** Called on shutdown after the onDrained hooks, in reverse order of registration, before the pool closes. */
   onClose(hook: () => Promise<void> | void): void;
 }
 
@@ -85,6 +92,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
   const log = options.log ?? createLogger(config.logLevel);
   const db = options.db ?? connectDatabase(config.database);
   const drainHooks: Array<() => Promise<void> | void> = [];
+  const drainedHooks: Array<() => Promise<void> | void> = [];
   const closeHooks: Array<() => Promise<void> | void> = [];
   let server: http.Server | undefined;
   // /readyz says ready only once the start is complete (the demo seeded, after listening).
@@ -101,7 +109,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
     nextStep();
     const secrets = await loadSecrets(db);
     const metrics = new MetricsRegistry();
-    const context: PorticoContext = { config, db, log, metrics, secrets, onDrain: (hook) => drainHooks.push(hook), onClose: (hook) => closeHooks.push(hook) };
+    const context: PorticoContext = { config, db, log, metrics, secrets, onDrain: (hook) => drainHooks.push(hook), onDrained: (hook) => drainedHooks.push(hook), onClose: (hook) => closeHooks.push(hook) };
 
     // Behind TRUST_PROXY=n proxies the client's address is the n-th X-Forwarded-For entry from the
     // right (what those proxies appended): the entries before it are the client's own writing, and
@@ -171,6 +179,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
         await drained;
         clearTimeout(deadline);
         clearInterval(idle);
+        for (const hook of drainedHooks) await hook();
         for (const hook of closeHooks.reverse()) await hook();
         if (!options.db) await db.destroy();
       })());
@@ -183,7 +192,7 @@ export async function startPortico(config: Config, options: StartOptions = {}): 
       server.close();
       server.closeAllConnections();
     }
-    for (const hook of closeHooks.reverse()) await Promise.resolve().then(hook).catch(() => undefined);
+    for (const hook of [...drainedHooks, ...closeHooks.reverse()]) await Promise.resolve().then(hook).catch(() => undefined);
     if (!options.db) await db.destroy().catch(() => undefined);
     throw error;
   }

@@ -237,7 +237,7 @@ export class McpHost {
         const refusal = await this.deps.pipeline.precheck(productId, principal, message.method, message.params, requestId);
         if (refusal) return this.sendRefusal(ctx, productId, refusal, message);
       }
-      if (parsed?.cancels !== undefined) session.inflight.get(parsed.cancels)?.abort();
+      if (parsed?.cancels !== undefined) session.inflight.get(parsed.cancels)?.cancellation.abort();
       let direct: ReturnType<McpHost['directRequest']>;
       try {
         direct = parsed?.hot && this.directRequest(session, parsed.hot);
@@ -509,10 +509,11 @@ export class McpHost {
   private async answerDirectly(ctx: Ctx, session: Session, principal: Principal, request: { id: string | number; method: string; params: Record<string, any> }): Promise<void> {
     const call: CallAuth = { principal, requestId: ctx.state.requestId, http: {}, path: ctx.path };
     const cancellation = new Cancellation();
-    session.inflight.set(request.id, cancellation);
+    const answered = this.answer(session.product, request.method, request.params, call, cancellation);
+    session.inflight.set(request.id, { cancellation, answered });
     let body: string;
     try {
-      const result = await this.answer(session.product, request.method, request.params, call, cancellation);
+      const result = await answered;
       // The SDK's key order ({ result, jsonrpc, id }); a tool's result serialised by resultJson.
       body = `{"result":${resultJson(result) ?? 'null'},"jsonrpc":"2.0","id":${JSON.stringify(request.id)}}`;
     } catch (thrown) {
@@ -599,8 +600,12 @@ export class McpHost {
     for (const session of this.sessions.all()) session.transport.closeStandaloneSSEStream();
   }
 
+  /**
+   * Shutdown, once the drain is over: a call still running (past the drain's time) ends as
+   * `unavailable`, audited, and its transaction is rolled back; then the sessions close.
+   */
   async close(): Promise<void> {
-    await this.sessions.closeAll();
+    await this.sessions.closeAll(new AppError('unavailable', 'this instance shut down before the call finished; nothing was changed, try again'));
   }
 }
 

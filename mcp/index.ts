@@ -80,10 +80,8 @@ export function mcpMount({ catalog, events, revokedSweepMs = REVOKED_SWEEP_MS }:
       },
     }));
     context.onDrain(() => host.drain());
-    context.onClose(async () => {
-      await host.close();
-      await pipeline.close();
-    });
+    context.onDrained(() => host.close());
+    context.onClose(() => pipeline.close());
 
     const mcpPath = new URL(config.mcpUrl).pathname.replace(/\/+$/, '');
     const metadataPrefix = `${METADATA_ROOT}${mcpPath}/`;

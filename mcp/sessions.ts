@@ -41,9 +41,16 @@ export interface Session {
    */
   requestIds: Set<string | number>;
   /** Requests the host answers itself, by JSON-RPC id: aborted by notifications/cancelled or when the session closes. */
-  inflight: Map<string | number, Cancellation>;
+  inflight: Map<string | number, DirectCall>;
   /** Requests the SDK's handlers run (an elicited confirmation), by JSON-RPC id. */
   sdkCalls: Map<string | number, SdkCall>;
+}
+
+/** A request the host answers itself. */
+export interface DirectCall {
+  cancellation: Cancellation;
+  /** Settles once the pipeline has ended the call (its audit record is queued or durable). */
+  answered: Promise<unknown>;
 }
 
 /** A request one of the SDK's handlers runs. */
@@ -105,7 +112,7 @@ export class SessionRegistry {
     const session = this.sessions.get(id);
     if (session?.streamExpiry) clearTimeout(session.streamExpiry);
     this.sessions.delete(id);
-    for (const cancellation of session?.inflight.values() ?? []) cancellation.abort();
+    for (const { cancellation } of session?.inflight.values() ?? []) cancellation.abort();
   }
 
   /**
@@ -121,7 +128,7 @@ export class SessionRegistry {
     if (!session) return;
     const sdkCalls = [...session.sdkCalls.values()];
     if (answer) {
-      for (const cancellation of session.inflight.values()) cancellation.abort(answer);
+      for (const { cancellation } of session.inflight.values()) cancellation.abort(answer);
       for (const call of sdkCalls) call.cancellation.abort(answer);
     }
     this.forget(id);
@@ -179,9 +186,16 @@ export class SessionRegistry {
     }
   }
 
-  async closeAll(): Promise<void> {
+  /**
+   * Every session; with `answer` (shutdown), the calls in flight end with it (close), and this
+   * waits until the host's own have ended too, so that their audit records are queued before the
+   * audit writer's last flush and the pool's close.
+   */
+  async closeAll(answer?: AppError): Promise<void> {
     clearInterval(this.sweeper);
-    await Promise.all([...this.sessions.keys()].map((id) => this.close(id)));
+    const direct = [...this.sessions.values()].flatMap((session) => [...session.inflight.values()]);
+    await Promise.all([...this.sessions.keys()].map((id) => this.close(id, answer)));
+    if (answer) await Promise.all(direct.map((call) => call.answered.catch(() => undefined)));
   }
 }
 
