@@ -268,7 +268,13 @@ function database(env: Env, dataDir: string, toolTimeoutMs: number): DatabaseCon
   const raw = env.DATABASE_URL?.trim();
   if (!raw) return { kind: 'sqlite', filename: path.join(dataDir, 'portico.sqlite') };
   if (raw.startsWith('sqlite:')) {
-    const filename = raw.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    const rest = raw.slice('sqlite:'.length);
+    // `sqlite:///var/lib/x.sqlite` is a URL with an empty host and an absolute path. After `//`
+    // anything else is where a URL names a host: `sqlite://./data/x.sqlite` would be /data/x.sqlite.
+    if (/^\/\/(?!\/)/.test(rest)) {
+      throw new ConfigError('DATABASE_URL', `sqlite:// must be followed by an absolute path (sqlite:///var/lib/portico/portico.sqlite); for a path relative to the working directory write sqlite:${rest.slice(2)}`);
+    }
+    const filename = rest.replace(/^\/\/(?=\/)/, '');
     if (!filename) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:./data/portico.sqlite');
     return { kind: 'sqlite', filename: filename === ':memory:' ? filename : path.resolve(filename) };
   }

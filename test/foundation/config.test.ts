@@ -1,4 +1,5 @@
 import test from 'ava';
+import path from 'node:path';
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
 
@@ -117,5 +118,16 @@ test('CONFIRMATION_TIMEOUT_MS: 50 s unless set, well under the MCP SDK client’
   for (const value of ['999', '3600001', 'a minute', '-5']) {
     const error = t.throws(() => loadConfig({ CONFIRMATION_TIMEOUT_MS: value }), { instanceOf: ConfigError }, value);
     t.regex(error.message, /^CONFIRMATION_TIMEOUT_MS: /);
+  }
+});
+
+test('DATABASE_URL sqlite:// is followed by an absolute path; anything else there, read as a host, is refused saying what to write', (t) => {
+  t.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:///tmp/x.sqlite' }).database, { kind: 'sqlite', filename: '/tmp/x.sqlite' });
+  t.deepEqual(loadConfig({ DATABASE_URL: 'sqlite:./data/x.sqlite' }).database, { kind: 'sqlite', filename: path.resolve('data/x.sqlite') });
+  // These were /data/portico.sqlite and /portico.sqlite: the file went to the root of the disk, not ./data.
+  for (const [url, instead] of [['sqlite://./data/portico.sqlite', 'sqlite:./data/portico.sqlite'], ['sqlite://portico.sqlite', 'sqlite:portico.sqlite']]) {
+    const error = t.throws(() => loadConfig({ DATABASE_URL: url }), { instanceOf: ConfigError });
+    t.is(error?.variable, 'DATABASE_URL');
+    t.true(error?.message.includes(instead), error?.message);
   }
 });
