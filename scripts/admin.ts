@@ -152,8 +152,10 @@ export const COMMANDS: Record<string, AdminCommand> = {
     usage: 'user list [--tenant <slug>]',
     async run(open, args, { out }) {
       const { values } = parseArgs({ args, options: { tenant: { type: 'string' } } });
+      // An empty one (`--tenant "$ORG"`, ORG unset) would otherwise list every organization's people.
+      if (values.tenant !== undefined && !values.tenant.trim()) throw new UsageError('user list --tenant needs a slug');
       const db = await open();
-      const tenantId = values.tenant ? (await requireTenantBySlug(db, values.tenant)).id : undefined;
+      const tenantId = values.tenant !== undefined ? (await requireTenantBySlug(db, values.tenant)).id : undefined;
       const users = await listUsers(db, tenantId);
       if (!users.length) return out('no users');
       for (const u of users) out(`${u.email.padEnd(32)} ${u.memberships.padEnd(40)} ${(u.disabled_at ? 'disabled' : 'active').padEnd(9)} ${u.id}`);

@@ -183,6 +183,8 @@ testOnEachDatabase('admin CLI usage errors exit 2 with the problem and the usage
     [['tenant', 'list', '--bogus'], "error: Unknown option '--bogus'", 'tenant list'],
     [['tenant', 'list', 'acme'], "error: Unexpected argument 'acme'. This command does not take positional arguments", 'tenant list'],
     [['user', 'list', '--bogus'], "error: Unknown option '--bogus'", 'user list [--tenant <slug>]'],
+    // `--tenant "$ORG"` with ORG unset: not every organization's people.
+    [['user', 'list', '--tenant', ''], 'error: user list --tenant needs a slug', 'user list [--tenant <slug>]'],
     [['surface', 'list', '--all'], "error: Unknown option '--all'", 'surface list'],
     [['client', 'add', '--name', 'X', '--redirect-uri', 'http://127.0.0.1/cb', '--bogus'], "error: Unknown option '--bogus'", 'client add --name <name>'],
     [['client', 'list', '--bogus'], "error: Unknown option '--bogus'", 'client list [--all]'],
