@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import test from 'ava';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, signInToConsole } from '../helpers/browser.js';
 import { PRODUCTS } from '../../mcp/products/index.js';
 import { buildCatalog } from '../../shared/catalog.js';
 import { buildClientConfig } from '../../shared/client_config.js';
@@ -86,11 +86,7 @@ for (const kind of databasesUnderTest()) {
     page.on('console', (message) => {
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
     });
-    await page.goto(`${server.url}/api/mcp/login`);
-    await page.getByLabel('Email').fill('member@acme.example');
-    await page.getByLabel('Password').fill(DEMO_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/api\/mcp\/connections$/);
+    await signInToConsole(page, server.url, 'member@acme.example');
     await page.getByRole('link', { name: 'Connect a client' }).click();
     await page.waitForURL(/\/api\/mcp\/connect$/);
 

@@ -4,7 +4,7 @@
  * once — its next tools/call gets 401 and its open GET stream ends.
  */
 import test from 'ava';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, signInToConsole } from '../helpers/browser.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { databasesUnderTest } from '../helpers/db.js';
@@ -43,11 +43,7 @@ for (const kind of databasesUnderTest()) {
 
     // The admin signs in to the console in a real browser and revokes that connection.
     const page = await browser.newPage();
-    await page.goto(`${server.url}/api/mcp/login`);
-    await page.getByLabel('Email').fill('admin@acme.example');
-    await page.getByLabel('Password').fill(DEMO_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/api\/mcp\/connections$/);
+    await signInToConsole(page, server.url, 'admin@acme.example');
     const row = page.locator('tr', { hasText: 'Browser Test Assistant' });
     await t.notThrowsAsync(row.waitFor(), 'the connection made by the client is listed');
     t.regex(await row.innerText(), /member@acme\.example/);

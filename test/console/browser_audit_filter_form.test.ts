@@ -9,8 +9,8 @@ import test from 'ava';
 import type { Page } from 'playwright-core';
 import { appendAudit } from '../../db/audit.js';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser } from '../helpers/browser.js';
-import { startMcpServer, DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
+import { sharedBrowser, signInToConsole } from '../helpers/browser.js';
+import { startMcpServer, type McpTestServer } from '../helpers/mcp.js';
 import { issueAccessToken } from '../helpers/grants.js';
 
 const browserOf = sharedBrowser();
@@ -24,11 +24,7 @@ async function signedIn(t: { timeout(ms: number): void; teardown(fn: () => unkno
   const context = await browserOf().newContext();
   t.teardown(() => context.close());
   const page = await context.newPage();
-  await page.goto(`${server.url}/api/mcp/login`);
-  await page.getByLabel('Email').fill('admin@acme.example');
-  await page.getByLabel('Password').fill(DEMO_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(/\/api\/mcp\/connections$/);
+  await signInToConsole(page, server.url, 'admin@acme.example');
   return { server, page };
 }
 

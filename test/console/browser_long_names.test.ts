@@ -7,7 +7,7 @@
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser } from '../helpers/browser.js';
+import { sharedBrowser, signInToConsole } from '../helpers/browser.js';
 import { startMcpServer, DEMO_PASSWORD } from '../helpers/mcp.js';
 import { pkce, registerClient } from '../helpers/oauth.js';
 
@@ -70,11 +70,7 @@ for (const kind of databasesUnderTest()) {
     t.deepEqual(await brokenWords(page, '.client dd'), [], 'words of a name with spaces are split in the middle');
 
     const connection = await server.db('connections').where({ client_id: client.client_id }).first();
-    await page.goto(`${server.url}/api/mcp/login`);
-    await page.getByLabel('Email').fill('admin@acme.example');
-    await page.getByLabel('Password').fill(DEMO_PASSWORD);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/api\/mcp\/connections$/);
+    await signInToConsole(page, server.url, 'admin@acme.example');
     for (const path of [`connections/${connection.id}`, `connections/${connection.id}/revoke`]) {
       await page.goto(`${server.url}/api/mcp/${path}`);
       t.is(await overflow(page), 0, `/${path} scrolls sideways`);

@@ -5,7 +5,7 @@
  */import test from 'ava';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser } from '../helpers/browser.js';
+import { sharedBrowser, signInToConsole } from '../helpers/browser.js';
 import { startMcpServer, DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
 import { exchangeCode, pkce, registerClient } from '../helpers/oauth.js';
 import { issueAccessToken } from '../helpers/grants.js';
@@ -25,11 +25,7 @@ async function fixture(t: { timeout(ms: number): void; teardown(fn: () => unknow
 
 async function consoleSignIn(server: McpTestServer, context: BrowserContext, email: string) {
   const page = await context.newPage();
-  await page.goto(`${server.url}/api/mcp/login`);
-  await page.getByLabel('Email').fill(email);
-  await page.getByLabel('Password').fill(DEMO_PASSWORD);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(/\/api\/mcp\/connections$/);
+  await signInToConsole(page, server.url, email);
   return page;
 }
 

@@ -7,8 +7,8 @@
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser } from '../helpers/browser.js';
-import { startMcpServer, DEMO_PASSWORD } from '../helpers/mcp.js';
+import { sharedBrowser, signInToConsole } from '../helpers/browser.js';
+import { startMcpServer } from '../helpers/mcp.js';
 import { issueAccessToken } from '../helpers/grants.js';
 
 const browserOf = sharedBrowser();
@@ -26,11 +26,7 @@ for (const kind of databasesUnderTest()) {
     const revokePath = `${server.url}/api/mcp/connections/${connection.id}/revoke`;
 
     const first = await context.newPage();
-    await first.goto(`${server.url}/api/mcp/login`);
-    await first.getByLabel('Email').fill('admin@acme.example');
-    await first.getByLabel('Password').fill(DEMO_PASSWORD);
-    await first.getByRole('button', { name: 'Sign in' }).click();
-    await first.waitForURL(/\/api\/mcp\/connections$/);
+    await signInToConsole(first, server.url, 'admin@acme.example');
     await first.goto(revokePath);
     // The same page in a second tab, opened before the revocation and left there.
     const stale = await context.newPage();

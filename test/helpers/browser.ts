@@ -1,6 +1,7 @@
 /** Debian's Chromium through playwright-core, as every browser test drives it (README: the browser tests). */
 import test from 'ava';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { DEMO_PASSWORD } from './mcp.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -19,4 +20,13 @@ export function sharedBrowser(): () => Browser {
   });
   test.after.always(async () => browser?.close());
   return () => browser!;
+}
+
+/** Signs `email` in to the console of the server at `baseUrl` with the demo password, in `page`, and waits for the connections page. */
+export async function signInToConsole(page: Page, baseUrl: string, email: string): Promise<void> {
+  await page.goto(`${baseUrl}/api/mcp/login`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(DEMO_PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/api\/mcp\/connections$/);
 }
