@@ -363,7 +363,7 @@ export class Pipeline {
     const product = this.deps.catalog.product(productId);
     const parsed = this.parseResourceUri(uri);
     const resource = parsed && parsed.product === productId && this.deps.isLive(productId) ? product?.resources.find((r) => r.collection === parsed.collection) : undefined;
-    if (!parsed || !resource) throw new AppError('not_found', `no resource ${String(uri).slice(0, 200)} on this server`);
+    if (!parsed || !resource) throw new AppError('not_found', `no resource ${String(uri).slice(0, 200)} on this server`, { details: { uri: String(uri).slice(0, 500) } });
     this.requireScope(principal, resource.scope);
     return { resource, id: parsed.id };
   }
@@ -395,7 +395,10 @@ export class Pipeline {
       const mimeType = resource.mimeType ?? 'application/json';
       return { contents: [{ uri, mimeType, text: typeof value === 'string' ? value : JSON.stringify(value) }] };
     } catch (thrown) {
-      throw await this.failed(thrown, principal, productId, 'resource', name, args, started, options.requestId, recordId);
+      const error = await this.failed(thrown, principal, productId, 'resource', name, args, started, options.requestId, recordId);
+      // MCP's resource-not-found error (-32002) names the URI in its data, as the specification's example does.
+      if (error.code === 'not_found') throw new AppError('not_found', error.message, { details: { ...error.details, uri: args.uri }, cause: error });
+      throw error;
     }
   }
 

@@ -195,9 +195,10 @@ mcpTest('content and documents: save, list by kind, upload, analyse, read as a r
     t.is(JSON.parse((resource.contents[0] as any).text).text, DOCUMENT);
     const missing = await client.readResource({ uri: 'portico://forge/documents/00000000-0000-4000-8000-000000000000' }).catch((e) => e);
     t.is(missing.code, -32002);
-    t.is(missing.data.code, 'not_found');
+    t.like(missing.data, { code: 'not_found', uri: 'portico://forge/documents/00000000-0000-4000-8000-000000000000' });
     const otherProduct = await client.readResource({ uri: `portico://aegis/documents/${uploaded.id}` }).catch((e) => e);
     t.is(otherProduct.code, -32002);
+    t.is(otherProduct.data.uri, `portico://aegis/documents/${uploaded.id}`);
   } finally {
     await close();
   }
