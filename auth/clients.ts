@@ -129,7 +129,8 @@ export type RedirectUriClass = 'https' | 'loopback' | 'custom';
  * or a system handler (`schemeProblem`).
  */
 export function classifyRedirectUri(uri: unknown): RedirectUriClass | { problem: string } {
-  if (typeof uri !== 'string' || !uri.length || uri.length > 2000) return { problem: 'redirect_uris must be strings of at most 2000 characters' };
+  if (typeof uri !== 'string' || uri.length > 2000) return { problem: 'redirect_uris must be strings of at most 2000 characters' };
+  if (!uri.length) return { problem: 'redirect_uris must not be empty' };
   for (let i = 0; i < uri.length; i++) {
     const code = uri.charCodeAt(i);
     if (code <= 0x20 || code === 0x7f || code === 0x5c) return { problem: 'redirect_uris must not contain spaces, control characters or backslashes' };

@@ -37,3 +37,10 @@ testOnEachDatabase('client add refuses a name with control, bidi or zero-width c
   const plain = await cli(url, ['client', 'add', '--name', 'Acme Assistant — “Ünïcode”', '--redirect-uri', 'http://127.0.0.1/callback']);
   t.is(plain.code, 0, plain.err);
 });
+
+testOnEachDatabase('client add --redirect-uri= (empty) is refused as empty, not as too long, and writes nothing', async (t, { db, url }) => {
+  const result = await cli(url, ['client', 'add', '--name', 'Acme Assistant', '--redirect-uri=']);
+  t.is(result.code, 1, result.out);
+  t.regex(result.err, /^error: .*redirect_uris must not be empty/);
+  t.is(Number((await db('oidc_payloads').where({ model: 'Client' }).count({ n: '*' }).first())?.n), 0);
+});
