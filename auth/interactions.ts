@@ -40,6 +40,8 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
   const loginAttempts = new WindowLimiter(10, 60_000);
   const router = new Router<PorticoState>({ prefix: '/oauth/interaction' });
 
+  /** A step's page that is gone: expired, unknown, or finished (the person went Back from the next step). */
+  const EXPIRED_STEP = 'This sign-in step is finished or has expired. If you came back here from a later step, go forward again; otherwise start again from your application.';
   const csrfFor = (uid: string) => createHmac('sha256', secrets.macKey).update(`oauth-interaction:${uid}`).digest('base64url');
 
   /** Loads the interaction named by the cookie and checks it is the one in the URL. */
@@ -51,9 +53,9 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
       // The provider's own refusals (no cookie, no such interaction or session) are the person's
       // expired request; anything else (a database that does not answer) is a failure of ours.
       if (!(thrown instanceof errors.OIDCProviderError)) throw translateDbError(thrown);
-      throw new AppError('not_found', 'This sign-in request is unknown or has expired. Start again from your application.');
+      throw new AppError('not_found', EXPIRED_STEP);
     }
-    if (details.uid !== ctx.params.uid) throw new AppError('not_found', 'This sign-in request is unknown or has expired. Start again from your application.');
+    if (details.uid !== ctx.params.uid) throw new AppError('not_found', EXPIRED_STEP);
     return details;
   }
 

@@ -147,7 +147,7 @@ test('the sign-in page is reached only through the authorization endpoint', asyn
     const jar = new CookieJar();
     const page = await follow(server.url, jar, await jar.fetch(`${server.url}/oauth/interaction/not-a-real-uid`));
     t.is(page.response.status, 404);
-    t.regex(page.html!, /unknown or has expired/);
+    t.regex(page.html!, /finished or has expired/);
   } finally {
     await server.close();
   }

@@ -186,6 +186,20 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
+  test(`Back from the consent page to the finished sign-in page says where to go, and the consent page still answers [${kind}]`, async (t) => {
+    const server = await startAuthServer(kind);
+    try {
+      const { auth, page } = await toConsent(server, 'alice@acme.example');
+      const back = await follow(server.url, auth.jar, await auth.jar.fetch(auth.pageUrl));
+      t.is(back.response.status, 404);
+      t.regex(back.html!, /This sign-in step is finished or has expired\. If you came back here from a later step, go forward again/);
+      const allowed = await consent(server.url, auth.jar, page.html!, { tenant: 'acme' });
+      t.truthy(new URL(allowed.url).searchParams.get('code'), 'the consent page, gone forward to, still works');
+    } finally {
+      await server.close();
+    }
+  });
+
   test(`Deny sends the client access_denied and is audited [${kind}]`, async (t) => {
     const server = await startAuthServer(kind);
     try {
