@@ -309,7 +309,8 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
     const asked = String(details.params.scope ?? '').split(' ').filter(Boolean);
     // A claim scope the person unticked is refused with its claim (each releases the claim of its
     // name, auth/provider.ts CLAIMS), so nothing else can bring the claim into an ID token.
-    const shared = requestedClaimScopes(details).filter((s) => ticked.has(s));
+    const offered = requestedClaimScopes(details);
+    const shared = offered.filter((s) => ticked.has(s));
     const withheld = CLAIM_SCOPES.filter((s) => asked.includes(s) && !shared.includes(s));
     const oidc = asked.filter((s) => OIDC_SCOPES.includes(s) || shared.includes(s));
     if (oidc.length) grant.addOIDCScope(oidc.join(' '));
@@ -336,7 +337,7 @@ export function interactionRoutes(provider: Provider, context: PorticoContext, r
         });
         await appendAudit(trx, {
           ...audit, tenantId: membership.tenant_id, connectionId: connection.id, name: 'consent.grant',
-          args: { client_name: client.name, client_kind: client.kind, resource: resource.uri, scopes: allowed, refused: [...refused, ...withheld], ...(shared.length ? { shared } : {}) }, outcome: 'ok',
+          args: { client_name: client.name, client_kind: client.kind, resource: resource.uri, scopes: allowed, refused: [...refused, ...withheld.filter((s) => offered.includes(s))], ...(shared.length ? { shared } : {}) }, outcome: 'ok',
         });
       });
     } catch (error) {

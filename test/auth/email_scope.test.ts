@@ -63,6 +63,9 @@ for (const kind of databasesUnderTest()) {
       const plain = await authorize('email forge.chat.read', (page) => parseForm(page).scopes);
       t.deepEqual(parseForm(plain.page).scopes, ['forge.chat.read']);
       t.is(plain.tokens.id_token, undefined);
+      // Nor does the consent record say the person refused what they were never asked.
+      const third = await server.portico.context.db('audit_log').where({ name: 'consent.grant' }).orderBy('seq', 'desc').first('args_redacted');
+      t.deepEqual(JSON.parse(third.args_redacted).refused, []);
     } finally {
       await server.close();
     }
