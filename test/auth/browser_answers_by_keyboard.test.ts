@@ -11,8 +11,8 @@
 import test from 'ava';
 import type { BrowserContext, Page } from 'playwright-core';
 import { databasesUnderTest, type DbKind } from '../helpers/db.js';
-import { sharedBrowser } from '../helpers/browser.js';
-import { startMcpServer, DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
+import { serverInBrowser, sharedBrowser } from '../helpers/browser.js';
+import { DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
 import { pkce, registerClient } from '../helpers/oauth.js';
 import { until } from '../helpers/poll.js';
 
@@ -33,11 +33,7 @@ interface Flow {
 
 /** Opens the authorization request of a new self-registered client in a fresh browser context. */
 async function startFlow(t: { timeout(ms: number): void; teardown(fn: () => unknown): void }, kind: DbKind, scope: string): Promise<Flow> {
-  t.timeout(180_000);
-  const server = await startMcpServer(kind);
-  t.teardown(() => server.close());
-  const context = await browserOf().newContext();
-  t.teardown(() => context.close());
+  const { server, context } = await serverInBrowser(t, browserOf(), kind);
   const callbacks: URL[] = [];
   await context.route(`${CALLBACK}**`, (route) => {
     callbacks.push(new URL(route.request().url()));

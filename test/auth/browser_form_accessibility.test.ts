@@ -10,8 +10,7 @@
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser } from '../helpers/browser.js';
-import { startMcpServer } from '../helpers/mcp.js';
+import { serverInBrowser, sharedBrowser } from '../helpers/browser.js';
 import { pkce, registerClient } from '../helpers/oauth.js';
 
 const CALLBACK = 'http://127.0.0.1/callback';
@@ -39,11 +38,7 @@ const focusContrast = (page: Page) => page.evaluate<{ element: string; style: st
 
 for (const kind of databasesUnderTest()) {
   test(`a refused sign-in ties its message to the fields, and the focus outline is visible, on the authorization and console pages [${kind}]`, async (t) => {
-    t.timeout(180_000);
-    const server = await startMcpServer(kind);
-    t.teardown(() => server.close());
-    const context = await browserOf().newContext();
-    t.teardown(() => context.close());
+    const { server, context } = await serverInBrowser(t, browserOf(), kind);
     const page = await context.newPage();
     const client = await registerClient(server.url, { client_name: 'Screen Reader Assistant', redirect_uris: [CALLBACK] });
     await page.goto(`${server.url}/oauth/authorize?${new URLSearchParams({

@@ -9,7 +9,7 @@ import test from 'ava';
 import type { Page } from 'playwright-core';
 import { appendAudit } from '../../db/audit.js';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser, signInToConsole } from '../helpers/browser.js';
+import { serverInBrowser, sharedBrowser, signInToConsole } from '../helpers/browser.js';
 import { startMcpServer, type McpTestServer } from '../helpers/mcp.js';
 import { issueAccessToken } from '../helpers/grants.js';
 
@@ -18,11 +18,7 @@ const HOUR = 3600_000;
 const START = Date.UTC(2026, 10, 20, 10);
 
 async function signedIn(t: { timeout(ms: number): void; teardown(fn: () => unknown): void }, kind: Parameters<typeof startMcpServer>[0]): Promise<{ server: McpTestServer; page: Page }> {
-  t.timeout(180_000);
-  const server = await startMcpServer(kind);
-  t.teardown(() => server.close());
-  const context = await browserOf().newContext();
-  t.teardown(() => context.close());
+  const { server, context } = await serverInBrowser(t, browserOf(), kind);
   const page = await context.newPage();
   await signInToConsole(page, server.url, 'admin@acme.example');
   return { server, page };

@@ -7,8 +7,8 @@
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser, signInToConsole } from '../helpers/browser.js';
-import { startMcpServer, DEMO_PASSWORD } from '../helpers/mcp.js';
+import { serverInBrowser, sharedBrowser, signInToConsole } from '../helpers/browser.js';
+import { DEMO_PASSWORD } from '../helpers/mcp.js';
 import { pkce, registerClient } from '../helpers/oauth.js';
 
 const CALLBACK = 'http://127.0.0.1/callback';
@@ -39,11 +39,7 @@ const brokenWords = (page: Page, selector: string) => page.evaluate<string[]>(`(
 
 for (const kind of databasesUnderTest()) {
   test(`a 200-character client name fits the sign-in, consent and console pages of a 320 px screen [${kind}]`, async (t) => {
-    t.timeout(180_000);
-    const server = await startMcpServer(kind);
-    t.teardown(() => server.close());
-    const context = await browserOf().newContext({ viewport: { width: 320, height: 640 } });
-    t.teardown(() => context.close());
+    const { server, context } = await serverInBrowser(t, browserOf(), kind, { viewport: { width: 320, height: 640 } });
     await context.route(`${CALLBACK}**`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>client</title><p>done</p>' }));
 
     const client = await registerClient(server.url, { client_name: LONG_NAME });

@@ -2,26 +2,18 @@
  * The pages a person sees, in a real browser (Debian's chromium through playwright-core): the
  * authorization flow's sign-in and consent forms, the console's sign-in in two tabs, the audit
  * log's date filter, sign-out after the session ended, and a narrow (mobile) viewport.
- */import test from 'ava';
-import type { Browser, BrowserContext } from 'playwright-core';
+ */
+import test from 'ava';
+import type { BrowserContext } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser, signInToConsole } from '../helpers/browser.js';
-import { startMcpServer, DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
+import { serverInBrowser, sharedBrowser, signInToConsole } from '../helpers/browser.js';
+import { DEMO_PASSWORD, type McpTestServer } from '../helpers/mcp.js';
 import { exchangeCode, pkce, registerClient } from '../helpers/oauth.js';
 import { issueAccessToken } from '../helpers/grants.js';
 
 const CALLBACK = 'http://127.0.0.1/callback';
 
 const browserOf = sharedBrowser();
-
-async function fixture(t: { timeout(ms: number): void; teardown(fn: () => unknown): void }, kind: Parameters<typeof startMcpServer>[0], options: Parameters<Browser['newContext']>[0] = {}) {
-  t.timeout(180_000);
-  const server = await startMcpServer(kind);
-  t.teardown(() => server.close());
-  const context = await browserOf().newContext(options);
-  t.teardown(() => context.close());
-  return { server, context };
-}
 
 async function consoleSignIn(server: McpTestServer, context: BrowserContext, email: string) {
   const page = await context.newPage();
@@ -31,7 +23,7 @@ async function consoleSignIn(server: McpTestServer, context: BrowserContext, ema
 
 for (const kind of databasesUnderTest()) {
   test(`a person signs in, chooses an organization and allows a client in a real browser [${kind}]`, async (t) => {
-    const { server, context } = await fixture(t, kind);
+    const { server, context } = await serverInBrowser(t, browserOf(), kind);
     // The client's redirect URI: the browser hands the code over here (nothing listens on port 80).
     const callbacks: URL[] = [];
     await context.route(`${CALLBACK}**`, (route) => {
@@ -67,7 +59,7 @@ for (const kind of databasesUnderTest()) {
   });
 
   test(`a second click on Allow while the first is answered sends nothing: the client gets its code [${kind}]`, async (t) => {
-    const { server, context } = await fixture(t, kind);
+    const { server, context } = await serverInBrowser(t, browserOf(), kind);
     // The browser's way back to the client, seen as it leaves (nothing listens on port 80; a
     // redirect that follows an intercepted answer is not routed, so it is watched, not fulfilled).
     const callbacks: URL[] = [];
@@ -110,7 +102,7 @@ for (const kind of databasesUnderTest()) {
   });
 
   test(`a console sign-in page opened in a second tab does not break the first one [${kind}]`, async (t) => {
-    const { server, context } = await fixture(t, kind);
+    const { server, context } = await serverInBrowser(t, browserOf(), kind);
     const first = await context.newPage();
     await first.goto(`${server.url}/api/mcp/login`);
     const second = await context.newPage();
@@ -129,7 +121,7 @@ for (const kind of databasesUnderTest()) {
   });
 
   test(`the audit log's date filter includes the day chosen as To [${kind}]`, async (t) => {
-    const { server, context } = await fixture(t, kind);
+    const { server, context } = await serverInBrowser(t, browserOf(), kind);
     const page = await consoleSignIn(server, context, 'admin@acme.example'); // writes today's console.sign_in record
     await page.goto(`${server.url}/api/mcp/audit`);
     const all = await page.locator('tbody tr').count();
@@ -149,7 +141,7 @@ for (const kind of databasesUnderTest()) {
   });
 
   test(`signing out after the session ended lands on the sign-in page, not a 403 [${kind}]`, async (t) => {
-    const { server, context } = await fixture(t, kind);
+    const { server, context } = await serverInBrowser(t, browserOf(), kind);
     const page = await consoleSignIn(server, context, 'admin@acme.example');
     // The session ends on the server (expiry, or signing out in another tab) while this page stays open.
     await server.db('console_sessions').delete();
@@ -160,7 +152,7 @@ for (const kind of databasesUnderTest()) {
   });
 
   test(`the console fits a narrow (mobile) viewport: no sideways page scroll, every action reachable [${kind}]`, async (t) => {
-    const { server, context } = await fixture(t, kind, { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+    const { server, context } = await serverInBrowser(t, browserOf(), kind, { viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
     // A connection so that the tables have rows.
     const client = await registerClient(server.url, { client_name: 'Narrow Screen Assistant' });
     await issueAccessToken(server.db, {

@@ -7,19 +7,14 @@
 import test from 'ava';
 import type { Page } from 'playwright-core';
 import { databasesUnderTest } from '../helpers/db.js';
-import { sharedBrowser, signInToConsole } from '../helpers/browser.js';
-import { startMcpServer } from '../helpers/mcp.js';
+import { serverInBrowser, sharedBrowser, signInToConsole } from '../helpers/browser.js';
 import { issueAccessToken } from '../helpers/grants.js';
 
 const browserOf = sharedBrowser();
 
 for (const kind of databasesUnderTest()) {
   test(`a revoke page reached again with Back or left open in another tab says the connection is already revoked [${kind}]`, async (t) => {
-    t.timeout(180_000);
-    const server = await startMcpServer(kind);
-    t.teardown(() => server.close());
-    const context = await browserOf().newContext();
-    t.teardown(() => context.close());
+    const { server, context } = await serverInBrowser(t, browserOf(), kind);
     const { connection } = await issueAccessToken(server.db, {
       tenantId: server.tenants.acme.id, userId: server.users['member@acme.example'], product: 'forge', resource: `${server.mcpUrl}/forge`, scopes: ['forge.chat.read'],
     });
