@@ -53,7 +53,7 @@ postgres('a read-only PostgreSQL gets one clear line from the admin CLI and npm 
   const database = await createMigratedDatabase('postgres');
   t.teardown(() => database.drop());
   const url = new URL(database.url);
-  url.searchParams.set('options', `${url.searchParams.get('options')} -c default_transaction_read_only=on`);
+  url.searchParams.set('options', [url.searchParams.get('options'), '-c default_transaction_read_only=on'].filter(Boolean).join(' '));
 
   for (const [script, args] of [['scripts/admin.ts', ['tenant', 'create', 'initech', '--name', 'Initech']], ['scripts/migrate.ts', []]] as const) {
     const child = spawn(process.execPath, ['--import=tsx', script, ...args], { env: { ...process.env, DATABASE_URL: url.href }, stdio: ['ignore', 'pipe', 'pipe'] });

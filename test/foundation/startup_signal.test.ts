@@ -78,7 +78,9 @@ pgTest('SIGINT while waiting for the turn to migrate: the wait ends at once, its
     // The child's request for the turn, while it waits for it.
     const waiting = async () => {
       const { rows } = await db.raw(
-        `select 1 from pg_locks where locktype = 'advisory' and not granted and objid::text::bigint = (hashtext('portico.start ' || ?)::bigint & 4294967295)`, [schema],
+        // pg_locks shows every database's locks; each test's has its own database, with the same schema name.
+        `select 1 from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())
+          and objid::text::bigint = (hashtext('portico.start ' || ?)::bigint & 4294967295)`, [schema],
       );
       return rows.length > 0;
     };

@@ -1,18 +1,17 @@
 /**
- * Every test gets its own database: a new SQLite file, or a new PostgreSQL schema when
- * TEST_DATABASE_URL is set. TEST_DATABASES=sqlite|postgres|sqlite,postgres narrows the set.
+ * Every test gets its own database: a new SQLite file, or a new PostgreSQL database on the server
+ * TEST_DATABASE_URL names, when it is set. TEST_DATABASES=sqlite|postgres|sqlite,postgres narrows the set.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import knexFactory from 'knex';
 import test, { type ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { connectDatabase, type Db } from '../../db/connect.js';
 import { migrateLatest } from '../../db/migrate.js';
-import { migratedPostgres, migratedSqlite } from './migrated_template.js';
+import { createPostgresDatabase, databaseUrl, dropDatabase, migratedSqlite } from './migrated_template.js';
 import { until } from './poll.js';
 
 export type DbKind = 'sqlite' | 'postgres';
@@ -56,37 +55,11 @@ export async function createTestDatabase(kind: DbKind, options: { migrated?: boo
     });
     return { kind, url: `sqlite:${filename}`, config, connect: () => connectDatabase(config), drop };
   }
-  const base = process.env.TEST_DATABASE_URL!;
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const admin = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
-  await admin.raw(`create schema "${schema}"`);
-  await admin.destroy();
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  const config: DatabaseConfig = { kind: 'postgres', url: url.href };
-  const database: TestDatabase = {
-    kind,
-    url: url.href,
-    config,
-    connect: () => connectDatabase(config),
-    drop: async () => {
-      const cleanup = knexFactory({ client: 'pg', connection: base, pool: { min: 0, max: 1 } });
-      try {
-        await cleanup.raw(`drop schema if exists "${schema}" cascade`);
-      } finally {
-        await cleanup.destroy();
-      }
-    },
-  };
-  if (options.migrated) {
-    try {
-      await migratedPostgres(database.url, template, () => createTestDatabase('postgres'));
-    } catch (error) {
-      await database.drop();
-      throw error;
-    }
-  }
-  return database;
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  await createPostgresDatabase(name, options.migrated ? template : undefined);
+  const url = databaseUrl(name);
+  const config: DatabaseConfig = { kind: 'postgres', url };
+  return { kind, url, config, connect: () => connectDatabase(config), drop: () => dropDatabase(name) };
 }
 
 /** A migrated database with an open pool, for repository tests. */
