@@ -44,6 +44,7 @@ button.secondary,.button.secondary{background:#fff;color:var(--accent)}button.da
 label{display:block;font-weight:600;margin:.6rem 0 .2rem}input,select{font:inherit;padding:.4rem .5rem;border:1px solid #c8cdd3;border-radius:6px;width:100%}
 .filters{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:.5rem 1rem;align-items:end}
 .narrow{max-width:380px;margin:3rem auto;overflow-wrap:anywhere}.error{background:#fdecea;border:1px solid #f2b8b5;color:var(--danger);padding:.6rem .8rem;border-radius:7px}
+.notice{background:#fff4e5;border:1px solid #f5c27a;padding:.6rem .8rem;border-radius:7px}
 ul.scopes{margin:0;padding-left:1.1rem}code{font-size:.85em;background:#f1f3f5;padding:.05rem .3rem;border-radius:4px}code.checkpoint{overflow-wrap:anywhere}
 .pager{display:flex;flex-wrap:wrap;gap:.5rem;margin-top:1rem}.pager .older{margin-left:auto}td time{white-space:nowrap}
 `;

@@ -38,6 +38,11 @@ const NOTICES = new Map([
   ['revoked', 'The connection was revoked. Its tokens no longer work and its sessions are closed.'],
   ['already_revoked', 'That connection was already revoked: nothing changed.'],
 ]);
+/** What the sign-in page says when a session ended under the person (`?ended=`). */
+const ENDED = new Map([
+  ['1', 'Your session has ended. Sign in again to go on where you were.'],
+  ['unsent', 'Your session ended before the form was sent, so nothing was changed. Sign in again and send it once more.'],
+]);
 const PRM_PATH = '/.well-known/oauth-protected-resource';
 const CHART_DAYS = 14;
 // The same limit as the authorization server's sign-in page (auth/interactions.ts).
@@ -146,6 +151,44 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     });
 
     // ---- HTML pages (sign-in session) ---------------------------------------------------
+    /** A path of the console's pages (the API is under /v1). */
+    const isPagePath = (path: string) => path === base || (path.startsWith(`${base}/`) && !/^\/v1(\/|$)/.test(path.slice(base.length)));
+    /**
+     * A console page to go back to after signing in: a path and query under the console, given
+     * as written or as a same-origin address. Anything else (another site, the API, the sign-in
+     * steps themselves, or the page everyone lands on anyway) is no return path, so a link cannot
+     * send a person elsewhere through the sign-in.
+     */
+    const returnPath = (value: string | undefined): string | undefined => {
+      if (!value || value.length > 2000) return undefined;
+      let url: URL;
+      try {
+        url = new URL(value, api.origin);
+      } catch {
+        return undefined;
+      }
+      if (url.origin !== api.origin || !isPagePath(url.pathname)) return undefined;
+      if ([base, `${base}/login`, `${base}/logout`, `${base}/organization`].includes(url.pathname)) return undefined;
+      if (url.pathname === `${base}/connections` && !url.search) return undefined;
+      return `${url.pathname}${url.search}`;
+    };
+    /**
+     * Where a request without a live session is sent: the sign-in page, with the page to come back
+     * to (the one asked for, or for a form the page it was sent from) and, when a session ended
+     * under the person, why they are asked again. A form sent without one did nothing.
+     */
+    const signInAddress = (ctx: Context): string => {
+      const query = new URLSearchParams();
+      const form = ctx.method !== 'GET' && ctx.method !== 'HEAD';
+      const back = returnPath(form ? ctx.get('referer') : ctx.originalUrl);
+      if (back) query.set('next', back);
+      if (form) query.set('ended', 'unsent');
+      else if (sessionIdOf(ctx).id) query.set('ended', '1');
+      return query.size ? `${base}/login?${query}` : `${base}/login`;
+    };
+    /** After signing in: the return path, through the organization choice when there is one to make. */
+    const afterSignIn = (back: string | undefined, choose: boolean): string =>
+      choose ? `${base}/organization${back ? `?${new URLSearchParams({ next: back })}` : ''}` : back ?? `${base}/connections`;
     const htmlErrors = async (ctx: Context, next: Next) => {
       ctx.state.route = `${base}/pages`;
       securityHeaders(ctx);
@@ -153,7 +196,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
         await next();
       } catch (error) {
         const e = translateDbError(error);
-        if (e.code === 'unauthenticated') return ctx.redirect(`${base}/login`);
+        if (e.code === 'unauthenticated') return ctx.redirect(signInAddress(ctx));
         if (e.status >= 500) context.log.error('console page failed', { request_id: ctx.state.requestId, err: error });
         if (e.headers) ctx.set(e.headers);
         ctx.status = e.status;
@@ -218,41 +261,45 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     };
 
     router.get(base, htmlErrors, takes([]), (ctx) => ctx.redirect(`${base}/connections`));
-    router.get(`${base}/login`, htmlErrors, takes([]), (ctx) => {
+    router.get(`${base}/login`, htmlErrors, takes(['next', 'ended']), (ctx) => {
       // The browser's nonce is kept while it lives: a sign-in page opened in a second tab (or
       // reloaded) must not invalidate the form of the first one.
       const held = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
       const nonce = held && /^[A-Za-z0-9_-]{22}$/.test(held) ? held : randomBytes(16).toString('base64url');
       ctx.cookies.set(PRE_SESSION_COOKIE, nonce, { signed: true, httpOnly: true, sameSite: 'lax', path: base, maxAge: 3600_000 });
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
-      render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), {}));
+      // The sign-in page always answers: a return path that is not a console page, or a reason it
+      // does not know, is left out rather than refused.
+      const next = returnPath(ctx.query.next as string | undefined);
+      render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { next, notice: ENDED.get(ctx.query.ended as string) }));
     });
     router.post(`${base}/login`, htmlErrors, takes([]), async (ctx) => {
       const nonce = ctx.cookies.get(PRE_SESSION_COOKIE, { signed: true });
       const form = await postForm(ctx, nonce ? `pre:${nonce}` : undefined);
       // Counted under the address authenticate() looks up, as at the authorization server's sign-in (auth/interactions.ts).
       const email = normaliseEmail(form.get('email') ?? '');
+      const next = returnPath(form.get('next') ?? undefined);
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, `pre:${nonce}`);
       if (email.length > MAX_EMAIL_LENGTH) {
         ctx.status = 400;
-        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: `An e-mail address has at most ${MAX_EMAIL_LENGTH} characters.` }));
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: `An e-mail address has at most ${MAX_EMAIL_LENGTH} characters.`, next }));
       }
       // Counted before the password is checked, so a right guess over the limit is refused too.
       const retryAfter = signInAttempts.hit(`${ctx.ip}|${email}`);
       if (retryAfter) {
         ctx.set('Retry-After', String(retryAfter));
         ctx.status = 429;
-        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: `Too many sign-in attempts. Wait ${plural(retryAfter, 'second')} and try again.`, email }));
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: `Too many sign-in attempts. Wait ${plural(retryAfter, 'second')} and try again.`, email, next }));
       }
       const user = await authenticate(context.db, email, (form.get('password') ?? '').slice(0, 1024));
       if (!user) {
         ctx.status = 401;
-        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'That e-mail and password do not match an account.', email }));
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'That e-mail and password do not match an account.', email, next }));
       }
       const memberships = await membershipsOf(context.db, user.id);
       if (!memberships.length) {
         ctx.status = 403;
-        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'Your account is not a member of any active organization.', email }));
+        return render(ctx, 'Sign in', pages.loginPage(pageContext(ctx), { error: 'Your account is not a member of any active organization.', email, next }));
       }
       // The pre-session nonce stays (it grants nothing): another tab's sign-in form still works.
       await pruneExpiredSessions(context.db);
@@ -260,14 +307,15 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       if (previous) await deleteSession(context.db, previous);
       writeSessionCookie(ctx, sessionOptions, await createSession(context.db, { userId: user.id, tenantId: memberships.length === 1 ? memberships[0].tenant_id : undefined }));
       if (memberships.length === 1) await auditLogin(context, user.id, memberships[0].tenant_id, ctx.state.requestId);
-      ctx.redirect(memberships.length === 1 ? `${base}/connections` : `${base}/organization`);
+      ctx.redirect(afterSignIn(next, memberships.length > 1));
     });
-    router.get(`${base}/organization`, htmlErrors, takes([]), async (ctx) => {
+    router.get(`${base}/organization`, htmlErrors, takes(['next']), async (ctx) => {
       const session = await sessionOf(ctx);
       if (!session) throw new AppError('unauthenticated', 'sign in first');
       (ctx.state as ConsoleState).csrf = csrfToken(context.secrets.macKey, sessionBinding(session));
       // Switching (the header's link): the organization chosen now is the one selected.
-      render(ctx, 'Choose an organization', pages.organizationPage(pageContext(ctx), await membershipsOf(context.db, session.userId), session.tenantId));
+      const next = returnPath(ctx.query.next as string | undefined);
+      render(ctx, 'Choose an organization', pages.organizationPage(pageContext(ctx), await membershipsOf(context.db, session.userId), session.tenantId, next));
     });
     router.post(`${base}/organization`, htmlErrors, takes([]), async (ctx) => {
       const session = await sessionOf(ctx);
@@ -286,7 +334,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       });
       writeSessionCookie(ctx, sessionOptions, chosenSession);
       await auditLogin(context, session.userId, chosen.tenant_id, ctx.state.requestId);
-      ctx.redirect(`${base}/connections`);
+      ctx.redirect(afterSignIn(returnPath(form.get('next') ?? undefined), false));
     });
     router.post(`${base}/logout`, htmlErrors, takes([]), async (ctx) => {
       const session = await sessionOf(ctx);
@@ -367,7 +415,6 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     // A console route asked with another method: 405 with Allow now (router.allowedMethods acts only
     // after next(), and the app's last middleware answers anything unclaimed with not_found first).
     // Pages answer with the console's error page and headers, the API (under /v1) with JSON.
-    const isPagePath = (path: string) => path === base || (path.startsWith(`${base}/`) && !/^\/v1(\/|$)/.test(path.slice(base.length)));
     app.use(async (ctx, next) => {
       const matched = (ctx as Context & { matched?: Array<{ methods: string[] }> }).matched ?? [];
       const allowed = [...new Set(matched.flatMap((layer) => layer.methods))];

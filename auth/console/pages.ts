@@ -13,26 +13,29 @@ export interface PageContext {
   productTitle(id: string): string;
 }
 
-export function loginPage(p: PageContext, options: { error?: string; email?: string }): Html {
+export function loginPage(p: PageContext, options: { error?: string; email?: string; notice?: string; next?: string }): Html {
   // A refused sign-in: the fields are marked and described by the message (WCAG 2.1 3.3.1).
   const invalid = options.error ? new Html(' aria-invalid="true" aria-describedby="sign-in-error"') : '';
   return html`<div class="narrow card">
     <h1>Sign in to the console</h1>
     <p class="muted">See and revoke the AI clients connected to your organization, and read their audit log.</p>
+    ${options.notice && !options.error ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
     ${options.error ? html`<p class="error" role="alert" id="sign-in-error">${options.error}</p>` : ''}
     <form method="post" action="${p.base}/login">
-      <input type="hidden" name="csrf" value="${p.csrf}">
+      <input type="hidden" name="csrf" value="${p.csrf}">${options.next ? html`
+      <input type="hidden" name="next" value="${options.next}">` : ''}
       <label for="email">Email</label><input id="email" name="email" type="email" autocomplete="username" required value="${options.email ?? ''}"${invalid}>
       <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required${invalid}>
       <p><button type="submit">Sign in</button></p>
     </form></div>`;
 }
 
-export function organizationPage(p: PageContext, memberships: Array<{ tenant_id: string; tenant_name: string; tenant_slug: string; role: string }>, current?: string): Html {
+export function organizationPage(p: PageContext, memberships: Array<{ tenant_id: string; tenant_name: string; tenant_slug: string; role: string }>, current?: string, next?: string): Html {
   return html`<div class="narrow card">
     <h1>Choose an organization</h1>
     <form method="post" action="${p.base}/organization">
-      <input type="hidden" name="csrf" value="${p.csrf}">
+      <input type="hidden" name="csrf" value="${p.csrf}">${next ? html`
+      <input type="hidden" name="next" value="${next}">` : ''}
       <label for="tenant">Organization</label>
       <select id="tenant" name="tenant">${memberships.map((m) => html`<option value="${m.tenant_slug}" ${m.tenant_id === current ? new Html('selected') : ''}>${m.tenant_name} (${m.role})</option>`)}</select>
       <p><button type="submit">Continue</button>${current ? html` <a class="button secondary" href="${p.base}/connections">Cancel</a>` : ''}</p>

@@ -69,7 +69,7 @@ mcpTest('the Connect a client page shows the client-config JSON in <pre> blocks,
 
   const anonymous = await fetch(`${server.url}/api/mcp/connect`, { redirect: 'manual' });
   t.is(anonymous.status, 302);
-  t.is(anonymous.headers.get('location'), '/api/mcp/login');
+  t.is(anonymous.headers.get('location'), '/api/mcp/login?next=%2Fapi%2Fmcp%2Fconnect', 'to sign in, and back here after');
 });
 
 for (const kind of databasesUnderTest()) {

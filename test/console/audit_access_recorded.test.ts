@@ -62,7 +62,7 @@ for (const kind of databasesUnderTest()) {
     }
   });
 
-  test(`another site's link to the export page is refused, and a HEAD takes no copy: neither is recorded as an export [${kind}]`, async (t) => {
+  test(`another site's link to the export page is refused, and a HEAD takes no copy: neither is recorded as an export, a HEAD probing another organization's connection is [${kind}]`, async (t) => {
     const f = await startConsole(kind);
     const { db } = f.server.portico.context;
     const exports = async () => Number((await db('audit_log').where({ tenant_id: f.tenants.acme, name: 'audit.export' }).count({ n: '*' }).first())?.n);
@@ -79,6 +79,12 @@ for (const kind of databasesUnderTest()) {
       const token = await f.consoleToken('acmeAdmin', 'acme');
       t.is((await f.api('/audit/export', token, { method: 'HEAD' })).status, 200);
       t.is(await exports(), 0, 'nothing recorded');
+      // A HEAD naming another organization's connection is refused as a GET is, and recorded as the probe it is.
+      const foreign = await admin.request(`/api/mcp/audit/export?format=jsonl&connection=${f.forge.globexAdmin.connection.id}`, { method: 'HEAD', headers: { 'x-request-id': 'head-foreign' } });
+      t.is(foreign.status, 403);
+      const probes = await db('audit_log').where({ tenant_id: f.tenants.acme, outcome: 'forbidden_cross_tenant' }).pluck('request_id');
+      t.deepEqual(probes, ['head-foreign']);
+      t.is(await exports(), 0, 'still no export recorded');
       // Typed in (no Sec-Fetch-Site: none) or from the console's own page, it is an export.
       t.is((await admin.request('/api/mcp/audit/export?format=csv', { headers: { 'sec-fetch-site': 'none' } })).status, 200);
       t.is((await admin.request('/api/mcp/audit/export?format=csv')).status, 200);

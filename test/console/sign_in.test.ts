@@ -69,7 +69,7 @@ for (const kind of databasesUnderTest()) {
       t.is((await browser.request('/api/mcp/connections')).status, 200);
 
       await setTenantSuspended(db, f.tenants.acme, true);
-      t.is((await browser.request('/api/mcp/connections')).location, '/api/mcp/login', 'the open session ended');
+      t.is((await browser.request('/api/mcp/connections')).location, '/api/mcp/login?ended=1', 'the open session ended');
       t.is(await db('console_sessions').where({ user_id: f.users.acmeAdmin }).first(), undefined);
       const page = await browser.request('/api/mcp/login');
       const refused = await browser.request('/api/mcp/login', { form: { csrf: Session.csrfOf(page.text), email: 'admin@acme.example', password: PASSWORD } });
@@ -105,10 +105,15 @@ for (const kind of databasesUnderTest()) {
       const out = await browser.request('/api/mcp/logout', { form: { csrf: Session.csrfOf(list.text) } });
       t.is(out.location, '/api/mcp/login');
       t.is((await db('console_sessions').where({ user_id: f.users.acmeAdmin })).length, 0);
-      for (const path of ['/api/mcp/connections', '/api/mcp/audit', '/api/mcp/organization']) {
+      // The sign-in page says the session ended, and brings the person back to the page asked for.
+      for (const [path, location] of [
+        ['/api/mcp/connections', '/api/mcp/login?ended=1'],
+        ['/api/mcp/audit', '/api/mcp/login?next=%2Fapi%2Fmcp%2Faudit&ended=1'],
+        ['/api/mcp/organization', '/api/mcp/login?ended=1'],
+      ]) {
         const refused = await replay(path);
         t.is(refused.status, 302, path);
-        t.is(refused.headers.get('location'), '/api/mcp/login', path);
+        t.is(refused.headers.get('location'), location, path);
       }
       const forged = await fetch(`${f.server.url}/api/mcp/connections/${f.forge.ann.connection.id}/revoke`, {
         method: 'POST', redirect: 'manual',
@@ -116,7 +121,7 @@ for (const kind of databasesUnderTest()) {
         body: new URLSearchParams({ csrf: Session.csrfOf(list.text) }).toString(),
       });
       t.is(forged.status, 302, 'a state-changing form with the old cookie and its old token is refused too');
-      t.is(forged.headers.get('location'), '/api/mcp/login');
+      t.is(forged.headers.get('location'), '/api/mcp/login?ended=unsent', 'and told that what it sent was not done');
 
       const again = await signIn(f, 'admin@acme.example');
       t.is((await again.request('/api/mcp/connections')).status, 200, 'a fresh sign-in works');
@@ -143,7 +148,7 @@ for (const kind of databasesUnderTest()) {
       t.is(list.status, 200);
       t.regex(list.text, /admin@globex\.example/);
       const old = await fetch(`${f.server.url}/api/mcp/organization`, { headers: { cookie: beforeChoice }, redirect: 'manual' });
-      t.is(old.headers.get('location'), '/api/mcp/login', 'the pre-choice session is gone');
+      t.is(old.headers.get('location'), '/api/mcp/login?ended=1', 'the pre-choice session is gone');
       t.is((await db('console_sessions').where({ user_id: f.users.multi })).length, 1);
     } finally {
       await f.close();
