@@ -550,9 +550,9 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
   ctx.body = body;
 }
 
-/** A true/false query parameter; absent is false, anything else than those two words is refused. */
+/** A true/false query parameter; absent (or empty, as every parameter) is false, anything else than those two words is refused. */
 function flag(value: string | string[] | undefined, name: string): boolean {
-  if (value === undefined) return false;
+  if (value === undefined || value === '') return false;
   if (value === 'true' || value === 'false') return value === 'true';
   throw new AppError('invalid_request', `${name} must be true or false`);
 }
