@@ -5,7 +5,7 @@
  * usage error, never ignored.
  */
 import { onePositional, parseArgs, theOne } from '../shared/cli_args.js';
-import { ConfigError, loadConfig, type DatabaseConfig } from '../shared/config.js';
+import { ConfigError, loadConfig, requireKeptDatabase, type DatabaseConfig } from '../shared/config.js';
 import { AppError, isAppError, UsageError } from '../shared/errors.js';
 import { connectDatabase, isMissingSqlite, type Db, type DbOrTrx } from '../db/connect.js';
 import { exclusively, migrateLatest } from '../db/migrate.js';
@@ -509,6 +509,7 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
     let opened: Promise<Db> | undefined;
     const open = () =>
       (opened ??= (async () => {
+        requireKeptDatabase(config.database);
         requireExisting(config.database);
         const opened = connectDatabase(config.database);
         db = opened;

@@ -1,6 +1,6 @@
 /** `npm run migrate`: applies pending migrations to DATABASE_URL (or the embedded SQLite file). */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../shared/config.js';
+import { ConfigError, loadConfig, requireKeptDatabase } from '../shared/config.js';
 import { connectDatabase } from '../db/connect.js';
 import { exclusively, migrateLatest } from '../db/migrate.js';
 import { describeDatabaseFailure } from '../db/errors.js';
@@ -26,6 +26,7 @@ if (help) {
 
 try {
   const config = loadConfig();
+  requireKeptDatabase(config.database);
   const db = connectDatabase(config.database);
   try {
     // In turn with instances starting on the same PostgreSQL, as npm run admin (db/migrate.ts exclusively).

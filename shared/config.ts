@@ -289,6 +289,17 @@ function database(env: Env, dataDir: string, toolTimeoutMs: number): DatabaseCon
   throw new ConfigError('DATABASE_URL', 'expected sqlite:<path> or postgres://…');
 }
 
+/**
+ * The one-shot commands (npm run admin, npm run migrate) refuse an in-memory SQLite database: it is
+ * thrown away when the command exits, so what the command reports as done is kept nowhere, and a
+ * server cannot share it. The server itself may run on one (a demo that keeps nothing): its
+ * database lives as long as it does.
+ */
+export function requireKeptDatabase(database: DatabaseConfig): void {
+  if (database.kind !== 'sqlite' || database.filename !== ':memory:') return;
+  throw new ConfigError('DATABASE_URL', 'sqlite::memory: is an in-memory database, which is not kept when the command exits: write the path of a file (sqlite:/path/to/file), or leave DATABASE_URL unset for $DATA_DIR/portico.sqlite');
+}
+
 function postgresSettings(env: Env, toolTimeoutMs: number) {
   const idleInTransactionTimeoutMs = integer(
     env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', Math.max(DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, toolTimeoutMs + IDLE_IN_TRANSACTION_MARGIN_MS), 100, 86_400_000,

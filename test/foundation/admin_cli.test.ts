@@ -233,8 +233,8 @@ test('a command given --help or -h prints its own usage, exits 0 and opens no da
   }
 });
 
-test('surface list prints a product a line, its status and tool count in aligned columns', async (t) => {
-  const { code, out } = await cli('sqlite::memory:', ['surface', 'list']);
+testOnEachDatabase('surface list prints a product a line, its status and tool count in aligned columns', async (t, { url }) => {
+  const { code, out } = await cli(url, ['surface', 'list']);
   t.is(code, 0);
   const lines = out.split('\n');
   t.deepEqual(lines.map((line) => line.split(/\s+/)[0]), PRODUCTS.map((p) => p.id));
