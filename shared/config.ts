@@ -2,6 +2,7 @@
  * Configuration, read and validated once at start (DESIGN.md §1).
  * A bad value throws a ConfigError that names the variable; main.ts prints it and exits.
  */
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { LOG_LEVELS, type LogLevel } from './log.js';
@@ -96,6 +97,8 @@ export function loadConfig(env: Env = process.env): Config {
   const mcpUrl = baseUrl(env, 'PUBLIC_MCP_URL', `${authUrl}/mcp`);
   const apiUrl = baseUrl(env, 'PUBLIC_API_URL', `${authUrl}/api`);
   checkPaths(mcpUrl, apiUrl);
+  // DATA_DIR as written is checked always; the default ./data only where it is used.
+  if (env.DATA_DIR || !env.DATABASE_URL?.trim()) checkDataDir(dataDir);
   return {
     port,
     host: listenHost(env),
@@ -261,6 +264,34 @@ function originList(env: Env, name: string): string[] {
   });
 }
 
+/**
+ * The first path on the way to `dir` that is there but is not a directory, if any. db/connect.ts
+ * makes the SQLite file's directory when it is missing; a file in the way fails that with the
+ * system's EEXIST or ENOTDIR, which names a path but not the variable to change.
+ */
+function fileInTheWay(dir: string): string | undefined {
+  for (let at = dir; ; at = path.dirname(at)) {
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(at);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Not there yet (made at start), or below a file: look further up. Anything else, such as
+      // EACCES, is the system's to report when the directory is used.
+      if ((code === 'ENOENT' || code === 'ENOTDIR') && path.dirname(at) !== at) continue;
+      return undefined;
+    }
+    return stat.isDirectory() ? undefined : at;
+  }
+}
+
+function checkDataDir(dataDir: string): void {
+  const file = fileInTheWay(dataDir);
+  if (!file) return;
+  const problem = file === dataDir ? `${dataDir} is a file, not a directory` : `${dataDir} cannot be a directory, as ${file} is a file`;
+  throw new ConfigError('DATA_DIR', `${problem}: DATA_DIR must name a directory (made if missing), where the embedded SQLite database is kept`);
+}
+
 function database(env: Env, dataDir: string, toolTimeoutMs: number): DatabaseConfig {
   // PostgreSQL's settings are checked on SQLite too, where they do nothing: a bad value should
   // stop the process the day it is written, not the day the deployment moves to PostgreSQL.
@@ -276,7 +307,10 @@ function database(env: Env, dataDir: string, toolTimeoutMs: number): DatabaseCon
     }
     const filename = rest.replace(/^\/\/(?=\/)/, '');
     if (!filename) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:./data/portico.sqlite');
-    return { kind: 'sqlite', filename: filename === ':memory:' ? filename : path.resolve(filename) };
+    if (filename === ':memory:') return { kind: 'sqlite', filename };
+    const file = fileInTheWay(path.dirname(path.resolve(filename)));
+    if (file) throw new ConfigError('DATABASE_URL', `the SQLite file ${path.resolve(filename)} cannot be made there, as ${file} is a file, not a directory`);
+    return { kind: 'sqlite', filename: path.resolve(filename) };
   }
   if (raw.startsWith('postgres://') || raw.startsWith('postgresql://')) {
     try {

@@ -1,4 +1,6 @@
 import test from 'ava';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_REQUEST_TIMEOUT_MSEC } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ConfigError, loadConfig } from '../../shared/config.js';
@@ -130,4 +132,23 @@ test('DATABASE_URL sqlite:// is followed by an absolute path; anything else ther
     t.is(error?.variable, 'DATABASE_URL');
     t.true(error?.message.includes(instead), error?.message);
   }
+});
+
+test('DATA_DIR, and the directory of a SQLite file, must be directories: a file there or on the way is refused, naming the variable and the file', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-config-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'data');
+  fs.writeFileSync(file, '');
+
+  const itself = t.throws(() => loadConfig({ DATA_DIR: file }), { instanceOf: ConfigError });
+  t.is(itself?.message, `DATA_DIR: ${file} is a file, not a directory: DATA_DIR must name a directory (made if missing), where the embedded SQLite database is kept`);
+  const below = t.throws(() => loadConfig({ DATA_DIR: path.join(file, 'portico') }), { instanceOf: ConfigError });
+  t.is(below?.message, `DATA_DIR: ${path.join(file, 'portico')} cannot be a directory, as ${file} is a file: DATA_DIR must name a directory (made if missing), where the embedded SQLite database is kept`);
+  // Checked as written even when PostgreSQL is used, as the PostgreSQL settings are on SQLite.
+  t.is(t.throws(() => loadConfig({ DATA_DIR: file, DATABASE_URL: 'postgres://db.example/portico' }), { instanceOf: ConfigError })?.variable, 'DATA_DIR');
+  const sqlite = t.throws(() => loadConfig({ DATABASE_URL: `sqlite:${path.join(file, 'portico.sqlite')}` }), { instanceOf: ConfigError });
+  t.is(sqlite?.message, `DATABASE_URL: the SQLite file ${path.join(file, 'portico.sqlite')} cannot be made there, as ${file} is a file, not a directory`);
+
+  // A directory not there yet is made at start.
+  t.deepEqual(loadConfig({ DATA_DIR: path.join(dir, 'new', 'data') }).database, { kind: 'sqlite', filename: path.join(dir, 'new', 'data', 'portico.sqlite') });
 });

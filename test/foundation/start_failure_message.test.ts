@@ -44,3 +44,35 @@ test('a DATABASE_URL naming a file that is not a SQLite database fails the start
   t.is(record.detail, 'file is not a database');
   t.notRegex(output, /\bat .*\.js:\d+/, 'no stack');
 });
+
+/** A script of `npm run` as a real process: its exit code and its stderr lines, without oidc-provider's warning about Node 20. */
+async function runScript(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string[] }> {
+  const child = spawn(process.execPath, ['--import=tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  return { code, stdout, stderr: stderr.split('\n').filter((line) => line && !line.startsWith('oidc-provider WARNING')) };
+}
+
+test('a DATA_DIR naming a file is a configuration error that names DATA_DIR and the path, without a stack: npm start, npm run admin and npm run migrate exit 2 (real processes)', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-datadir-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'data');
+  fs.writeFileSync(file, 'not a directory\n');
+  const problem = `DATA_DIR: ${file} is a file, not a directory: DATA_DIR must name a directory (made if missing), where the embedded SQLite database is kept`;
+
+  const { code, output } = await start({ DATA_DIR: file, DATABASE_URL: '' });
+  t.is(code, 2, output);
+  t.deepEqual(output.split('\n').filter((line) => line && !line.startsWith('oidc-provider WARNING')), [`portico: invalid configuration: ${problem}`]);
+
+  for (const [script, args] of [['scripts/admin.ts', ['tenant', 'list']], ['scripts/migrate.ts', []]] as const) {
+    const result = await runScript(script, [...args], { DATA_DIR: file, DATABASE_URL: '' });
+    t.is(result.code, 2, `${script}: ${result.stderr.join('\n')}`);
+    t.deepEqual(result.stderr, [`error: invalid configuration: ${problem}`], script);
+    t.is(result.stdout, '', script);
+  }
+  t.deepEqual(fs.readdirSync(dir), ['data'], 'nothing was made beside it');
+  t.is(fs.readFileSync(file, 'utf8'), 'not a directory\n');
+});
