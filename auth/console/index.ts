@@ -4,7 +4,9 @@
  * OAuth-protected resource of our own authorization server.
  */
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Mount, PorticoContext } from '../../app.js';
@@ -60,6 +62,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
     const describeScope = (scope: string) => CONSOLE_SCOPES[scope] ?? options.catalog.describeScope(scope);
     const productTitle = (id: string) => (id === 'console' ? 'Console API' : options.catalog.product(id)?.title ?? id);
     const signInAttempts = new WindowLimiter(SIGN_IN_ATTEMPTS, SIGN_IN_WINDOW_MS);
+    const exports = new ExportsUnderWay(context);
 
     // Paths match as written: the cookies' Secure flag is decided by the exact path (app.ts
     // secureByPublicUrl), and @koa/router would otherwise serve /API/MCP/login too.
@@ -143,7 +146,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       const { rows, next, previous } = await auditFor(context.db, viewer, parseAuditQuery(viewer, ctx.query));
       ctx.body = { records: rows.map(auditJson), next_cursor: next ?? null, prev_cursor: previous ?? null };
     });
-    router.get(`${base}/v1/audit/export`, bearer(['format', ...AUDIT_FILTERS]), async (ctx) => sendExport(ctx, context, viewerOf(ctx)));
+    router.get(`${base}/v1/audit/export`, bearer(['format', ...AUDIT_FILTERS]), async (ctx) => sendExport(ctx, context, exports, viewerOf(ctx)));
     router.get(`${base}/v1/audit/verify`, bearer(['checkpoint']), async (ctx) => {
       const checkpoint = checkpointParam(ctx.query.checkpoint);
       const result = await verifyFor(context, viewerOf(ctx), checkpoint);
@@ -395,7 +398,7 @@ export function consoleMount(options: { catalog: Catalog; events: EventBus }): M
       // A GET carries the session cookie on another site's link too (SameSite=Lax), and an export
       // is recorded as taken by the person: it starts only from Portico's own pages, or typed in.
       refuseCrossSite(ctx, 'an export starts only from the console’s own pages');
-      await sendExport(ctx, context, viewerOf(ctx));
+      await sendExport(ctx, context, exports, viewerOf(ctx));
     });
     router.get(`${base}/audit/verify`, htmlErrors, signedIn, takes(['checkpoint']), async (ctx) => {
       const checkpoint = checkpointParam(ctx.query.checkpoint || undefined);
@@ -483,10 +486,54 @@ function checkpointParam(value: string | string[] | undefined): Head | undefined
 }
 
 /**
+ * The exports this instance is streaming, as shutdown sees them. Shutdown lets an export run
+ * through its drain; one still streaming when the drain's time is up has its connection cut
+ * (app.ts), and its second record, `unavailable`, is written before the pool closes.
+ */
+class ExportsUnderWay {
+  /** Each export's end, settled once its second record (if it needs one) is written. */
+  private readonly ends = new Set<Promise<void>>();
+  /**
+   * Shutdown has begun. A connection that closes before its export is whole is then taken as cut
+   * by shutdown, though its client may have left on its own during the drain: the two look the
+   * same here, and the log had better say a whole copy was not taken than miss one that was cut.
+   */
+  shuttingDown = false;
+
+  constructor(context: PorticoContext) {
+    context.onDrain(() => {
+      this.shuttingDown = true;
+    });
+    // Once the drain is over every connection is closed, so every export's end is known.
+    context.onDrained(async () => {
+      await Promise.all(this.ends);
+    });
+  }
+
+  /** Shutdown waits for `end` before the pool closes. */
+  add(end: Promise<void>): void {
+    this.ends.add(end);
+    void end.finally(() => this.ends.delete(end));
+  }
+}
+
+/**
+ * Whether `body` went out whole on `response` (every byte handed to the connection), known once
+ * the connection is done with it and the export reads no more: a body Koa never piped (the
+ * connection closed while the first chunk was read) is stopped here.
+ */
+async function sentWhole(response: ServerResponse, body: Readable): Promise<boolean> {
+  const whole = await finished(response).then(() => true, () => false);
+  body.destroy();
+  await finished(body).catch(() => undefined);
+  return whole;
+}
+
+/**
  * Streams an export in constant memory. An admin's unfiltered export is the tenant's whole chain
  * in order, verifiable offline; a filtered one (or a member's) is a selection, oldest first.
  */
-async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer): Promise<void> {
+async function sendExport(ctx: Context, context: PorticoContext, exports: ExportsUnderWay, viewer: Viewer): Promise<void> {
   requireScope(viewer, 'console.audit.read');
   // Empty is absent (jsonl), as for the filters.
   const format = (ctx.query.format || 'jsonl') as string;
@@ -516,10 +563,12 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
     return;
   }
   await appendAudit(context.db, { ...record, outcome: 'ok' });
-  // An export that fails once begun gets a second record with the failure's code: the log must not
-  // say that a copy was taken whole when it was not.
-  const failed = (err: unknown) => appendAudit(context.db, { ...record, outcome: translateDbError(err).code })
+  // An export that fails once begun, or is cut by shutdown, gets a second record with the code
+  // (the failure's, or `unavailable`): the log must not say that a copy was taken whole when it was not.
+  const endedShort = (code: string) => appendAudit(context.db, { ...record, outcome: code })
     .catch((auditError: unknown) => context.log.error('audit of a failed export failed', { request_id: viewer.requestId, err: auditError }));
+  let ended!: () => void;
+  exports.add(new Promise<void>((resolve) => (ended = resolve)));
   // The first chunk is read before the answer begins: a log that cannot be read is a 500 with
   // Portico's error body, logged with its request id, not a connection cut without an answer.
   const chunks = exportChunks(pages, format as ExportFormat);
@@ -529,7 +578,8 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
     head = whole ? await chainHead(context.db, tenantId) : undefined;
     first = await chunks.next();
   } catch (err) {
-    await failed(err);
+    await endedShort(translateDbError(err).code);
+    ended();
     throw err;
   }
   ctx.type = type;
@@ -540,14 +590,22 @@ async function sendExport(ctx: Context, context: PorticoContext, viewer: Viewer)
     yield first.value;
     yield* chunks;
   })());
-  // After the head is sent the connection can only be cut: the log keeps what happened (a client
-  // that went away is not a failure of ours).
+  // After the head is sent the connection can only be cut: the log keeps what happened. A client
+  // that went away is not a failure of ours; shutdown cutting the connection is (`unavailable`,
+  // as a tool call still running past the drain is: docs/errors.md).
+  let failure: Error | undefined;
   body.once('error', (err: Error & { code?: string }) => {
-    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    if (err.code === 'ERR_STREAM_PREMATURE_CLOSE') return; // the connection closed first
     context.log.error('audit export failed', { request_id: ctx.state.requestId, err });
-    void failed(err);
+    failure = err;
   });
   ctx.body = body;
+  void sentWhole(ctx.res, body)
+    .then(async (whole) => {
+      if (failure) await endedShort(translateDbError(failure).code);
+      else if (!whole && exports.shuttingDown) await endedShort('unavailable');
+    })
+    .finally(ended);
 }
 
 /** A true/false query parameter; absent (or empty, as every parameter) is false, anything else than those two words is refused. */

@@ -5,41 +5,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import { bulkChain } from '../helpers/audit.js';
 import { databasesUnderTest } from '../helpers/db.js';
 import { startConsole } from './setup.js';
-import { appendAudit, chainHead, formatCheckpoint, GENESIS_HASH, parseCheckpoint, recordHash, sha256Hex, type DbAuditRow } from '../../db/audit.js';
+import { appendAudit, chainHead, formatCheckpoint, parseCheckpoint } from '../../db/audit.js';
 import { readExport } from '../../db/audit_export.js';
 import { verifyChain } from '../../db/audit.js';
 import { runAdmin } from '../../scripts/admin.js';
-import type { Db } from '../../db/connect.js';
 
 type Json = any;
-
-/** Writes `count` chained records for a tenant in large batches (appendAudit one by one would take minutes). */
-async function bulkChain(db: Db, tenantId: string, count: number, products = ['forge', 'aegis', 'cavalier']): Promise<void> {
-  const head = await db('audit_heads').where({ chain: tenantId }).first();
-  let prev: string = head?.hash ?? GENESIS_HASH;
-  let seq: number = head?.seq ?? 0;
-  const start = Date.now() - count * 1000;
-  const batchSize = 500;
-  for (let offset = 0; offset < count; offset += batchSize) {
-    const rows: DbAuditRow[] = [];
-    for (let i = offset; i < Math.min(count, offset + batchSize); i += 1) {
-      seq += 1;
-      const partial = {
-        id: `${tenantId.slice(0, 8)}-0000-4000-8000-${String(seq).padStart(12, '0')}`, chain: tenantId, seq, time: start + i * 1000, tenant_id: tenantId,
-        user_id: null, client_id: 'bulk-client', connection_id: null, product: products[i % products.length], kind: 'tool' as const,
-        name: `${products[i % products.length]}.list_things`, args_digest: sha256Hex(String(i)), args_redacted: JSON.stringify({ page: i, note: 'a "quoted", comma\nline' }),
-        outcome: i % 10 === 0 ? 'insufficient_scope' : 'ok', duration_ms: i % 7, request_id: `req-${i}`, prev_hash: prev,
-      };
-      const row = { ...partial, hash: recordHash(partial) };
-      rows.push(row);
-      prev = row.hash;
-    }
-    await db('audit_log').insert(rows);
-  }
-  await db('audit_heads').insert({ chain: tenantId, seq, hash: prev }).onConflict('chain').merge();
-}
 
 for (const kind of databasesUnderTest()) {
   test(`verify finds exactly the edited record; an untouched log verifies [${kind}]`, async (t) => {
