@@ -9,20 +9,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runScript } from '../helpers/script.js';
 
 const REFUSAL = 'error: invalid configuration: DATABASE_URL: sqlite::memory: is an in-memory database, which is not kept when the command exits: write the path of a file (sqlite:/path/to/file), or leave DATABASE_URL unset for $DATA_DIR/portico.sqlite';
-
-/** A script as `npm run` runs it, in a real process; what it printed, without oidc-provider's warning about Node 20. */
-async function run(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string[] }> {
-  const child = spawn(process.execPath, ['--import=tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  child.stdin.end('a long password\n');
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr: stderr.split('\n').filter((line) => line && !line.startsWith('oidc-provider WARNING')) };
-}
 
 test('npm run admin and npm run migrate refuse an in-memory SQLite database in one line, exit 2 and write nothing (real processes)', async (t) => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-memory-'));
@@ -35,7 +24,7 @@ test('npm run admin and npm run migrate refuse an in-memory SQLite database in o
     ['scripts/admin.ts', ['tenant', 'list']],
     ['scripts/migrate.ts', []],
   ] as const) {
-    const result = await run(script, [...args], env);
+    const result = await runScript(script, args, env, 'a long password\n');
     const what = `${script} ${args.join(' ')}`;
     t.is(result.code, 2, `${what}: ${result.stderr.join('\n')}`);
     t.deepEqual(result.stderr, [REFUSAL], what);

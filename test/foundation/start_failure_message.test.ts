@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import test from 'ava';
+import { runScript } from '../helpers/script.js';
 
 /** `npm start`'s main.ts as a real process; its exit code and everything it printed. */
 async function start(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
@@ -45,17 +46,6 @@ test('a DATABASE_URL naming a file that is not a SQLite database fails the start
   t.notRegex(output, /\bat .*\.js:\d+/, 'no stack');
 });
 
-/** A script of `npm run` as a real process: its exit code and its stderr lines, without oidc-provider's warning about Node 20. */
-async function runScript(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string[] }> {
-  const child = spawn(process.execPath, ['--import=tsx', script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  return { code, stdout, stderr: stderr.split('\n').filter((line) => line && !line.startsWith('oidc-provider WARNING')) };
-}
-
 test('a DATA_DIR naming a file is a configuration error that names DATA_DIR and the path, without a stack: npm start, npm run admin and npm run migrate exit 2 (real processes)', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-datadir-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -68,7 +58,7 @@ test('a DATA_DIR naming a file is a configuration error that names DATA_DIR and 
   t.deepEqual(output.split('\n').filter((line) => line && !line.startsWith('oidc-provider WARNING')), [`portico: invalid configuration: ${problem}`]);
 
   for (const [script, args] of [['scripts/admin.ts', ['tenant', 'list']], ['scripts/migrate.ts', []]] as const) {
-    const result = await runScript(script, [...args], { DATA_DIR: file, DATABASE_URL: '' });
+    const result = await runScript(script, args, { DATA_DIR: file, DATABASE_URL: '' });
     t.is(result.code, 2, `${script}: ${result.stderr.join('\n')}`);
     t.deepEqual(result.stderr, [`error: invalid configuration: ${problem}`], script);
     t.is(result.stdout, '', script);
