@@ -5,9 +5,9 @@
  * database for real and keeps the result:
  * - SQLite: the migrated file in the temporary directory, which later tests copy (~1 ms);
  * - PostgreSQL: a template database on the server, which later tests' databases are made as copies
- *   of (`create database … template`, ~55 ms; dropping one is ~175 ms). Session 35 measured this
- *   against the schema per test it replaced: a schema ~17 ms to make, ~360 ms for the migration's
- *   DDL run again on it, ~95 ms to drop.
+ *   of (`create database … template`, 55-135 ms, nearly all of it PostgreSQL's CPU; a drop uses little).
+ *   Session 35 measured this against the schema per test it replaced: 260-360 ms for the
+ *   migration's DDL run again on each new schema, 50-95 ms to drop it (docs/performance.md item 36).
  * A test server's database also gets the signing keys a first start would make (auth/keys.ts):
  * making the RSA key was most of a first start's ~220 ms, against 25 ms for a restart. Each test's
  * database has its own copy of them; its cookie and MAC keys (the MAC key also names its event
@@ -15,9 +15,9 @@
  *
  * Every worker process, and every later run, finds what the first one kept, under a key of what
  * made it (templateKey): a change to a migration, db/migrate.ts, db/connect.ts, the key code, this
- * file or knex's version makes another key, so a stale template is never used. test/foundation/migrated_template.test.ts
- * checks that a database made this way is the one migrating makes (tables, columns, indexes,
- * constraints, rows), with exactly those keys or none.
+ * file or knex's version makes another key, so a stale template is never used.
+ * test/foundation/migrated_template.test.ts checks that a database made this way is the one
+ * migrating makes (tables, columns, indexes, constraints, rows), with exactly those keys or none.
  */
 import fs from 'node:fs';
 import os from 'node:os';
