@@ -308,9 +308,10 @@ function database(env: Env, dataDir: string, toolTimeoutMs: number): DatabaseCon
     const filename = rest.replace(/^\/\/(?=\/)/, '');
     if (!filename) throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path, e.g. sqlite:./data/portico.sqlite');
     if (filename === ':memory:') return { kind: 'sqlite', filename };
-    const file = fileInTheWay(path.dirname(path.resolve(filename)));
-    if (file) throw new ConfigError('DATABASE_URL', `the SQLite file ${path.resolve(filename)} cannot be made there, as ${file} is a file, not a directory`);
-    return { kind: 'sqlite', filename: path.resolve(filename) };
+    const resolved = path.resolve(filename);
+    const file = fileInTheWay(path.dirname(resolved));
+    if (file) throw new ConfigError('DATABASE_URL', `the SQLite file ${resolved} cannot be made there, as ${file} is a file, not a directory`);
+    return { kind: 'sqlite', filename: resolved };
   }
   if (raw.startsWith('postgres://') || raw.startsWith('postgresql://')) {
     try {

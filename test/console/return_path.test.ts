@@ -7,6 +7,7 @@
  */
 import test from 'ava';
 import { databasesUnderTest } from '../helpers/db.js';
+import { unescapeHtml } from '../helpers/oauth.js';
 import { PASSWORD, Session, signIn, startConsole, type ConsoleFixture } from './setup.js';
 
 /** Ends every console session of `user` as expiry does: the cookie stays, the server's session is over. */
@@ -17,9 +18,8 @@ async function expire(f: ConsoleFixture, user: string): Promise<void> {
 
 /** The page to come back to that a form carries, its HTML escapes undone. */
 function hiddenNext(text: string): string | undefined {
-  const entities: Record<string, string> = { amp: '&', quot: '"', lt: '<', gt: '>' };
-  return /name="next" value="([^"]*)"/.exec(text)?.[1]
-    ?.replace(/&(?:#(\d+)|(\w+));/g, (whole, code: string | undefined, name: string | undefined) => (code ? String.fromCodePoint(Number(code)) : entities[name!] ?? whole));
+  const value = /name="next" value="([^"]*)"/.exec(text)?.[1];
+  return value === undefined ? undefined : unescapeHtml(value);
 }
 
 for (const kind of databasesUnderTest()) {

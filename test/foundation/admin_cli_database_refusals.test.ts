@@ -5,9 +5,9 @@
  * "internal error", and not knex's own advice to run `knex migrate:unlock`.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { runAdmin } from '../../scripts/admin.js';
 import { testOnEachDatabase, createMigratedDatabase, type MigratedDatabase } from '../helpers/db.js';
+import { runScript } from '../helpers/script.js';
 
 function cli(url: string, argv: string[]) {
   const out: string[] = [];
@@ -56,12 +56,9 @@ postgres('a read-only PostgreSQL gets one clear line from the admin CLI and npm 
   url.searchParams.set('options', [url.searchParams.get('options'), '-c default_transaction_read_only=on'].filter(Boolean).join(' '));
 
   for (const [script, args] of [['scripts/admin.ts', ['tenant', 'create', 'initech', '--name', 'Initech']], ['scripts/migrate.ts', []]] as const) {
-    const child = spawn(process.execPath, ['--import=tsx', script, ...args], { env: { ...process.env, DATABASE_URL: url.href }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const { code, stderr: lines } = await runScript(script, args, { DATABASE_URL: url.href });
+    const stderr = lines.join('\n');
     t.is(code, 1, `${script}: ${stderr}`);
-    const lines = stderr.split('\n').filter((line) => line && !line.startsWith('oidc-provider WARNING'));
     t.is(lines.length, 1, `${script}: ${stderr}`);
     t.regex(lines[0], /^error: .*read-only/, lines[0]);
     t.notRegex(stderr, SQL, stderr);
