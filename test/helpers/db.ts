@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import type { DatabaseConfig } from '../../shared/config.js';
 import { connectDatabase, type Db } from '../../db/connect.js';
 import { migrateLatest } from '../../db/migrate.js';
-import { createPostgresDatabase, databaseUrl, dropDatabase, migratedSqlite } from './migrated_template.js';
+import { createPostgresDatabase, databaseUrl, dropDatabase, migratedSqlite, onServer } from './migrated_template.js';
 import { until } from './poll.js';
 
 export type DbKind = 'sqlite' | 'postgres';
@@ -44,22 +44,79 @@ export interface TestDatabase {
  */
 export async function createTestDatabase(kind: DbKind, options: { migrated?: boolean; signingKeys?: boolean } = {}): Promise<TestDatabase> {
   const template = { signingKeys: options.signingKeys === true };
-  if (kind === 'sqlite') {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-test-'));
-    const filename = path.join(dir, 'portico.sqlite');
-    const config: DatabaseConfig = { kind: 'sqlite', filename };
-    const drop = async () => fs.rmSync(dir, { recursive: true, force: true });
-    if (options.migrated) await migratedSqlite(filename, template).catch(async (error: unknown) => {
-      await drop();
-      throw error;
-    });
-    return { kind, url: `sqlite:${filename}`, config, connect: () => connectDatabase(config), drop };
-  }
+  if (kind === 'sqlite') return sqliteDatabase((filename) => (options.migrated ? migratedSqlite(filename, template) : Promise.resolve()));
+  return postgresDatabase((name) => createPostgresDatabase(name, options.migrated ? template : undefined));
+}
+
+/** A new SQLite file in a directory of its own, made by `make` (which may leave it absent: empty). */
+async function sqliteDatabase(make: (filename: string) => Promise<void>): Promise<TestDatabase> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'portico-test-'));
+  const filename = path.join(dir, 'portico.sqlite');
+  const config: DatabaseConfig = { kind: 'sqlite', filename };
+  const drop = async () => fs.rmSync(dir, { recursive: true, force: true });
+  await make(filename).catch(async (error: unknown) => {
+    await drop();
+    throw error;
+  });
+  return { kind: 'sqlite', url: `sqlite:${filename}`, config, connect: () => connectDatabase(config), drop };
+}
+
+/** A new PostgreSQL database, named `t_…`, made by `make`. */
+async function postgresDatabase(make: (name: string) => Promise<void>): Promise<TestDatabase> {
   const name = `t_${randomBytes(6).toString('hex')}`;
-  await createPostgresDatabase(name, options.migrated ? template : undefined);
+  await make(name);
   const url = databaseUrl(name);
   const config: DatabaseConfig = { kind: 'postgres', url };
-  return { kind, url, config, connect: () => connectDatabase(config), drop: () => dropDatabase(name) };
+  return { kind: 'postgres', url, config, connect: () => connectDatabase(config), drop: () => dropDatabase(name) };
+}
+
+/**
+ * Databases filled once per test file, then copied: `copies(kind)` is a new database holding what
+ * `fill` wrote into a migrated one with signing keys (the first call in this process fills it).
+ * For data that cannot be kept across files and runs as the migrated template is, such as the
+ * demo dataset, whose rows' times are relative to when it was seeded. Declares a hook that drops
+ * the filled original after the file's tests: call it while the test file declares its tests.
+ */
+export function filledOnce(fill: (db: Db) => Promise<void>): (kind: DbKind) => Promise<TestDatabase> {
+  const originals = new Map<DbKind, Promise<TestDatabase>>();
+  const original = (kind: DbKind) => {
+    let made = originals.get(kind);
+    if (!made) {
+      made = (async () => {
+        const database = await createTestDatabase(kind, { migrated: true, signingKeys: true });
+        const db = database.connect();
+        try {
+          await fill(db);
+          // SQLite: everything into the main file, so that copying the file copies the database.
+          if (kind === 'sqlite') await db.raw('pragma wal_checkpoint(truncate)');
+        } catch (error) {
+          await db.destroy();
+          await database.drop();
+          throw error;
+        }
+        // PostgreSQL copies a database only while nobody is connected to it.
+        await db.destroy();
+        return database;
+      })();
+      originals.set(kind, made);
+    }
+    return made;
+  };
+  test.after.always('drop the databases filled once', async () => {
+    for (const made of originals.values()) {
+      // One that failed to be made failed its tests already, and left nothing.
+      const database = await made.catch(() => undefined);
+      await database?.drop();
+    }
+  });
+  return async (kind) => {
+    const from = await original(kind);
+    if (from.config.kind === 'sqlite') {
+      const source = from.config.filename;
+      return sqliteDatabase(async (filename) => fs.copyFileSync(source, filename));
+    }
+    return postgresDatabase((name) => onServer(`create database "${name}" template "${new URL(from.url).pathname.slice(1)}"`));
+  };
 }
 
 /** A migrated database with an open pool, for repository tests. */

@@ -57,13 +57,16 @@ export interface TestServer {
 
 export interface TestServerOptions {
   env?: Record<string, string>;
+  /** A database the caller owns (close keeps it); by default the server makes one of its own and drops it. */
   database?: TestDatabase;
+  /** How the server makes its own database: migrated, with signing keys (as a restart finds it), unless this says otherwise. */
+  newDatabase?: (kind: DbKind) => Promise<TestDatabase>;
   mounts?: Mount[];
 }
 
 export async function startTestServer(kind: DbKind, options: TestServerOptions = {}): Promise<TestServer> {
   // Migrated, with signing keys (from a template): the start finds what a restart finds.
-  const database = options.database ?? (await createTestDatabase(kind, { migrated: true, signingKeys: true }));
+  const database = options.database ?? (await (options.newDatabase?.(kind) ?? createTestDatabase(kind, { migrated: true, signingKeys: true })));
   // The port is free when picked but another worker may take it before Portico listens: pick again.
   for (let attempt = 1; ; attempt += 1) {
     try {
