@@ -3,7 +3,7 @@
  *
  * An MCP client refreshes once per refused call: two tool calls in parallel when the access token
  * expires are two refreshes with the same refresh token (the MCP SDK does this,
- * test/clients/sdk_parallel_refresh.test.ts); a retry after a lost response is another. Rotation
+ * test/clients/sdk_journeys_short/sdk_parallel_refresh.ts); a retry after a lost response is another. Rotation
  * lets one of them win the atomic consume (adapter.ts). The other was refused `invalid_grant`,
  * and a client answers that by forgetting its tokens and sending the person to sign in and
  * consent again, which leaves a second connection behind.

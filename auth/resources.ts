@@ -23,7 +23,7 @@ export const OIDC_SCOPES = ['openid', 'offline_access'];
 
 /**
  * The scopes of the claims auth/provider.ts releases besides `sub` (its CLAIMS): registration
- * accepts them (test/auth/registration_claim_scope.test.ts), and they name no resource either.
+ * accepts them (test/auth/registration_edges/registration_claim_scope.ts), and they name no resource either.
  * Asked with `openid`, the consent page offers them beside the resource's scopes; granted, their
  * claim is in the ID token (auth/interactions.ts).
  */

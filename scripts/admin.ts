@@ -26,6 +26,7 @@ import { describeDatabaseFailure } from '../db/errors.js';
 import { PRODUCTS } from '../mcp/products/index.js';
 import { randomBytes } from 'node:crypto';
 import { isEntryPoint } from './entry_point.js';
+import { CLIENT_COMMANDS, KEY_COMMANDS } from '../auth/admin.js';
 
 export type Output = (line: string) => void;
 
@@ -528,10 +529,10 @@ export async function runAdmin(argv: string[], io: { out: Output; err: Output; s
   }
 }
 
-const authCommands = await import('../auth/admin.js');
-Object.assign(COMMANDS, authCommands.CLIENT_COMMANDS, authCommands.KEY_COMMANDS); // client add | list; keys list | add | activate | rotate | retire
+Object.assign(COMMANDS, CLIENT_COMMANDS, KEY_COMMANDS); // client add | list; keys list | add | activate | rotate | retire
 
+// No top-level await: a module holding one is evaluated asynchronously, and so is every module
+// that imports it (test files among them, which must declare their tests synchronously).
 if (isEntryPoint(import.meta.url)) {
-  const code = await runAdmin(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l) });
-  process.exit(code);
+  void runAdmin(process.argv.slice(2), { out: (l) => console.log(l), err: (l) => console.error(l) }).then((code) => process.exit(code));
 }
