@@ -5,9 +5,9 @@
  * when its turn comes (docs/herald_terrain_people_pawvault_midas.md).
  */
 import type { ExecutionContext } from 'ava';
-import { holdRow } from '../../helpers/db.js';
-import { connect, mcpPostgresTest, mcpTest, type Connected, type GrantOptions } from '../../helpers/mcp.js';
-import { call, confirmation, connections, unexpected } from '../parallel_support.js';
+import { holdRow } from '../helpers/db.js';
+import { connect, mcpPostgresTest, mcpTest, type Connected, type GrantOptions } from '../helpers/mcp.js';
+import { call, confirmation, connections, unexpected } from './parallel_support.js';
 
 const TRUST: GrantOptions = { product: 'herald', tenant: 'acme', scopes: ['herald.trust.read', 'herald.trust.write'] };
 const BROADCASTS = ['herald.broadcasts.read', 'herald.broadcasts.write'];

@@ -2,9 +2,9 @@
  * PostgreSQL: onboarding started while the person's start date is being changed starts from the
  * date that change stored: it keeps that date and counts the checklist's due dates from it.
  */
-import { people } from '../../../mcp/products/people/index.js';
-import { mcpPostgresTest } from '../../helpers/mcp.js';
-import { call, connections, inLine } from '../parallel_support.js';
+import { people } from '../../mcp/products/people/index.js';
+import { mcpPostgresTest } from '../helpers/mcp.js';
+import { call, connections, inLine } from './parallel_support.js';
 
 const inDays = (days: number) => new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 + days * 86_400_000).toISOString().slice(0, 10);
 

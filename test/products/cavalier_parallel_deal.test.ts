@@ -3,9 +3,9 @@
  * The creation reads the deal's stage once the close has committed (or before it starts): a quote
  * or statement of work is never added to a lost deal.
  */
-import { cavalier } from '../../../mcp/products/cavalier/index.js';
-import { mcpPostgresTest } from '../../helpers/mcp.js';
-import { call, confirmation, connections, inLine } from '../parallel_support.js';
+import { cavalier } from '../../mcp/products/cavalier/index.js';
+import { mcpPostgresTest } from '../helpers/mcp.js';
+import { call, confirmation, connections, inLine } from './parallel_support.js';
 
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
 

@@ -4,8 +4,8 @@
  * person active once the last open task is done, on every database.
  */
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { connect, mcpTest } from '../../helpers/mcp.js';
-import { people } from '../../../mcp/products/people/index.js';
+import { connect, mcpTest } from '../helpers/mcp.js';
+import { people } from '../../mcp/products/people/index.js';
 
 const inDays = (days: number) => new Date(Math.floor(Date.now() / 86_400_000) * 86_400_000 + days * 86_400_000).toISOString().slice(0, 10);
 

@@ -5,9 +5,9 @@
  * meanwhile is not_found and a lot closed meanwhile is a conflict.
  */
 import type { ExecutionContext } from 'ava';
-import { harvest } from '../../../mcp/products/harvest/index.js';
-import { mcpPostgresTest, type Connected, type GrantOptions } from '../../helpers/mcp.js';
-import { call, confirmation, connections, inLine } from '../parallel_support.js';
+import { harvest } from '../../mcp/products/harvest/index.js';
+import { mcpPostgresTest, type Connected, type GrantOptions } from '../helpers/mcp.js';
+import { call, confirmation, connections, inLine } from './parallel_support.js';
 
 const GRANT: GrantOptions = { product: 'harvest', tenant: 'acme', scopes: Object.keys(harvest.scopes) };
 

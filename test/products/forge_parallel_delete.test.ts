@@ -3,8 +3,8 @@
  * before the deletion (and goes with the conversation, counted in what the deletion reports) or
  * answers not_found; none fails as internal, and no message outlives its conversation, on every database.
  */
-import { connect, mcpTest, auditOf } from '../../helpers/mcp.js';
-import { call, confirmation, unexpected } from '../parallel_support.js';
+import { connect, mcpTest, auditOf } from '../helpers/mcp.js';
+import { call, confirmation, unexpected } from './parallel_support.js';
 
 mcpTest('messages added while their conversation is deleted land before the deletion or answer not_found', async (t, server) => {
   const { client, close } = await connect(server, { product: 'forge', tenant: 'acme', scopes: ['forge.chat.read', 'forge.chat.write'] });

@@ -5,9 +5,9 @@
  * takes the report's. Neither may wait for the other: both calls succeed, and no deadlock is
  * broken by PostgreSQL (reported to the caller as `conflict`).
  */
-import { mcpPostgresTest } from '../../helpers/mcp.js';
-import { people } from '../../../mcp/products/people/index.js';
-import { call, confirmation, connections, inLine } from '../parallel_support.js';
+import { mcpPostgresTest } from '../helpers/mcp.js';
+import { people } from '../../mcp/products/people/index.js';
+import { call, confirmation, connections, inLine } from './parallel_support.js';
 
 const today = () => new Date().toISOString().slice(0, 10);
 

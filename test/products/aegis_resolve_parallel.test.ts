@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { connect, mcpPostgresTest, mcpTest } from '../../helpers/mcp.js';
-import { aegis } from '../../../mcp/products/aegis/index.js';
-import { call, confirmation, connections, inLine } from '../parallel_support.js';
+import { connect, mcpPostgresTest, mcpTest } from '../helpers/mcp.js';
+import { aegis } from '../../mcp/products/aegis/index.js';
+import { call, confirmation, connections, inLine } from './parallel_support.js';
 
 mcpTest('aegis.resolve_finding called several times at once resolves the finding once and answers every call', async (t, server) => {
   const { client, close } = await connect(server, { product: 'aegis', tenant: 'acme', scopes: Object.keys(aegis.scopes) });

@@ -3,9 +3,9 @@
  * edited: nobody ends up reporting to someone who left (offboarding moves direct reports to the
  * leaver's manager), and a closed profile is not changed after its offboarding, on every database.
  */
-import { connect, mcpTest } from '../../helpers/mcp.js';
-import { people } from '../../../mcp/products/people/index.js';
-import { call, confirmation, unexpected } from '../parallel_support.js';
+import { connect, mcpTest } from '../helpers/mcp.js';
+import { people } from '../../mcp/products/people/index.js';
+import { call, confirmation, unexpected } from './parallel_support.js';
 
 const today = () => new Date().toISOString().slice(0, 10);
 

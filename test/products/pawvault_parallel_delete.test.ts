@@ -4,9 +4,9 @@
  * none fails as internal, and no record outlives its pet, on every database. An update of the pet
  * waiting for the deletion answers not_found (PostgreSQL).
  */
-import { connect, mcpPostgresTest, mcpTest, auditOf } from '../../helpers/mcp.js';
-import { pawvault } from '../../../mcp/products/pawvault/index.js';
-import { call, confirmation, connections, inLine, unexpected } from '../parallel_support.js';
+import { connect, mcpPostgresTest, mcpTest, auditOf } from '../helpers/mcp.js';
+import { pawvault } from '../../mcp/products/pawvault/index.js';
+import { call, confirmation, connections, inLine, unexpected } from './parallel_support.js';
 
 const HEALTH = ['pawvault_vaccinations', 'pawvault_visits', 'pawvault_medications'];
 

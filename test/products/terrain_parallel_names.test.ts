@@ -2,8 +2,8 @@
  * terrain workflow names are unique whatever their case: "Site survey" refuses "SITE SURVEY",
  * including when two differently spelled creates race each other, on every database.
  */
-import { connect, mcpTest } from '../../helpers/mcp.js';
-import { call, connections, unexpected } from '../parallel_support.js';
+import { connect, mcpTest } from '../helpers/mcp.js';
+import { call, connections, unexpected } from './parallel_support.js';
 
 const SCOPES = ['terrain.workflows.read', 'terrain.workflows.write'];
 const STEPS = [{ name: 'Walk the site' }];

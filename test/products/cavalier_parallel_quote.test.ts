@@ -7,8 +7,8 @@
  */
 import type { ExecutionContext } from 'ava';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connect, mcpPostgresTest, mcpTest } from '../../helpers/mcp.js';
-import { call, confirmation, connections, inLine, unexpected } from '../parallel_support.js';
+import { connect, mcpPostgresTest, mcpTest } from '../helpers/mcp.js';
+import { call, confirmation, connections, inLine, unexpected } from './parallel_support.js';
 
 const SCOPES = ['cavalier.quotes.read', 'cavalier.quotes.write'];
 
