@@ -69,6 +69,8 @@ for (const kind of databasesUnderTest()) {
       }
     } finally {
       await server.close();
+      // The server after the restart was given the first one's database, and keeps what it is given.
+      await server.database.drop();
     }
   });
 }
