@@ -71,8 +71,9 @@ async function postgresDatabase(make: (name: string) => Promise<void>): Promise<
 }
 
 /**
- * Databases filled once per test file, then copied: `copies(kind)` is a new database holding what
- * `fill` wrote into a migrated one with signing keys (the first call in this process fills it).
+ * Databases filled once per test file, then copied: the function returned makes a new database
+ * holding what `fill` wrote into a migrated one with signing keys (its first call in this process
+ * fills that one).
  * For data that cannot be kept across files and runs as the migrated template is, such as the
  * demo dataset, whose rows' times are relative to when it was seeded. Declares a hook that drops
  * the filled original after the file's tests: call it while the test file declares its tests.

@@ -16,8 +16,9 @@
  * Every worker process, and every later run, finds what the first one kept, under a key of what
  * made it (templateKey): a change to a migration, db/migrate.ts, db/connect.ts, the key code, this
  * file or knex's version makes another key, so a stale template is never used.
- * test/foundation/schema_and_data/migrated_template.ts checks that a database made this way is the one
- * migrating makes (tables, columns, indexes, constraints, rows), with exactly those keys or none.
+ * test/foundation/schema_and_data/migrated_template.ts checks that a database made this way is
+ * the one migrating makes (tables, columns, indexes, constraints, rows), with exactly those keys
+ * or none.
  */
 import fs from 'node:fs';
 import os from 'node:os';
