@@ -20,12 +20,36 @@ export interface CompiledTool {
   annotations: ReturnType<typeof annotationsOf>;
 }
 
+/**
+ * Compiled tools by definition: what a tool compiles to depends on its definition alone, so a
+ * process that starts Portico more than once (the tests, `bench/ab.ts`) compiles each tool once.
+ * Converting to JSON Schema is most of a start's own work (15-35 ms for the catalog's 95 tools).
+ */
+const compiled = new WeakMap<ToolDefinition<any, any>, CompiledTool>();
+
 export function compileTool(product: ProductDefinition<any>, tool: ToolDefinition<any, any>): CompiledTool {
+  const known = compiled.get(tool);
+  if (known?.product === product) return known;
+  const made = compileAnew(product, tool);
+  compiled.set(tool, made);
+  return made;
+}
+
+function compileAnew(product: ProductDefinition<any>, tool: ToolDefinition<any, any>): CompiledTool {
   const shape = tool.destructive ? { ...tool.input, confirmed: z.boolean().optional().describe(CONFIRMED_DESCRIPTION) } : { ...tool.input };
   // Strict: an unknown field is a mistake worth naming, not something to drop silently (checklist I7).
   const schema = z.strictObject(shape);
   const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return { product, tool, schema, inputSchema: inputSchema as CompiledTool['inputSchema'], annotations: annotationsOf(tool) };
+  // Shared by every start in the process: frozen, so that no caller can change another's.
+  return Object.freeze({ product, tool, schema, inputSchema: deepFreeze(inputSchema) as CompiledTool['inputSchema'], annotations: Object.freeze(annotationsOf(tool)) });
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 export function compilePromptArgs(prompt: PromptDefinition<any, any>): z.ZodObject<any> {
