@@ -15,7 +15,9 @@
  *
  * Every worker process, and every later run, finds what the first one kept, under a key of what
  * made it (templateKey): a change to a migration, db/migrate.ts, db/connect.ts, the key code, this
- * file or knex's version makes another key, so a stale template is never used.
+ * file or knex's version makes another key, so a stale template is never used. A process that
+ * makes a new template also removes other keys' templates, and test databases left by killed
+ * runs, once nobody has used them for a day (STALE_MS).
  * test/foundation/schema_and_data/migrated_template.ts checks that a database made this way is
  * the one migrating makes (tables, columns, indexes, constraints, rows), with exactly those keys
  * or none.
@@ -34,7 +36,7 @@ import { PROJECT_ROOT as ROOT } from '../../scripts/project_root.js';
 const KNEX_VERSION = (createRequire(import.meta.url)('knex/package.json') as { version: string }).version;
 
 /** What the template is made by: the migrations' names and sources, the runner's, the connection's (SQLite's pragmas), the keys', this file's, and knex's version. */
-function templateKey(): string {
+export function templateKey(): string {
   const hash = createHash('sha256').update(KNEX_VERSION);
   for (const file of ['db/migrate.ts', 'db/connect.ts', 'db/secrets.ts', 'auth/keys.ts', 'test/helpers/migrated_template.ts']) hash.update(fs.readFileSync(path.join(ROOT, file)));
   for (const [name] of MIGRATIONS) hash.update(name).update(fs.readFileSync(path.join(ROOT, 'db', 'migrations', `${name}.ts`)));
@@ -43,10 +45,32 @@ function templateKey(): string {
 
 const cacheDir = path.join(os.tmpdir(), 'portico-migrated');
 
+/**
+ * What a change to the key leaves behind (the templates of the code before it, a draft of a
+ * process that was killed, a test's database whose process was) is removed once it has not been
+ * used for this long: long enough that another checkout's run, with templates of its own key,
+ * never loses one it is using.
+ */
+export const STALE_MS = 24 * 60 * 60 * 1000;
+
+/** Marks `file` used now: its modification time is when it was last used. */
+function markUsed(file: string): void {
+  const now = new Date();
+  try {
+    fs.utimesSync(file, now, now);
+  } catch {
+    fs.mkdirSync(cacheDir, { recursive: true });
+    fs.writeFileSync(file, '');
+  }
+}
+
 /** The kept file for `kind`, made by `make` (into a path of its own) if it is not there yet. */
 async function kept(kind: string, make: (into: string) => Promise<void>): Promise<string> {
   const file = path.join(cacheDir, `${kind}-${templateKey()}`);
-  if (fs.existsSync(file)) return file;
+  if (fs.existsSync(file)) {
+    markUsed(file);
+    return file;
+  }
   fs.mkdirSync(cacheDir, { recursive: true });
   const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
   try {
@@ -56,7 +80,28 @@ async function kept(kind: string, make: (into: string) => Promise<void>): Promis
   } finally {
     fs.rmSync(draft, { force: true });
   }
+  pruneKeptFiles();
   return file;
+}
+
+/** When to prune, and where (a test's own directory; `now` in the future, to find its files stale). */
+export interface PruneOptions {
+  now?: number;
+  dir?: string;
+}
+
+/** Removes the kept files (and drafts, and PostgreSQL templates' use marks) of other keys that nobody used for STALE_MS. */
+export function pruneKeptFiles({ now = Date.now(), dir = cacheDir }: PruneOptions = {}): void {
+  const key = templateKey();
+  for (const name of fs.readdirSync(dir)) {
+    if (name.includes(key)) continue;
+    const file = path.join(dir, name);
+    try {
+      if (now - fs.statSync(file).mtimeMs > STALE_MS) fs.rmSync(file, { force: true });
+    } catch {
+      // Another process removed it first.
+    }
+  }
 }
 
 /** What a test's database starts as: migrated, and with `signingKeys` the keys a first start would make. */
@@ -133,7 +178,10 @@ function postgresTemplate(signingKeys: boolean): Promise<string> {
       await client.connect();
       try {
         const found = await client.query('select 1 from pg_database where datname = $1', [name]);
-        if (found.rowCount) return name;
+        if (found.rowCount) {
+          markUsed(path.join(cacheDir, `used-${name}`));
+          return name;
+        }
         const draft = `${name}_${randomBytes(4).toString('hex')}`;
         await client.query(`create database "${draft}" template "${signingKeys ? await postgresTemplate(false) : 'template0'}"`);
         try {
@@ -150,6 +198,8 @@ function postgresTemplate(signingKeys: boolean): Promise<string> {
           // 42P04 duplicate_database: another worker named its template first.
           if ((error as { code?: string }).code !== '42P04') throw error;
         }
+        markUsed(path.join(cacheDir, `used-${name}`));
+        if (!signingKeys) await pruneDatabases(client);
         return name;
       } finally {
         await client.end();
@@ -158,6 +208,40 @@ function postgresTemplate(signingKeys: boolean): Promise<string> {
     postgresTemplates.set(signingKeys, template);
   }
   return template;
+}
+
+/**
+ * Drops what other keys' runs left on the server once nobody used it for STALE_MS: their
+ * templates, drafts of a template, and test databases (`t_…`) whose process was killed before it
+ * dropped them. A template's last use is its mark in the cache directory, or for one made on
+ * another machine, when its directory last changed; a test database's is when its directory last
+ * changed. Needs a superuser (pg_stat_file); without one nothing is dropped.
+ */
+export async function pruneDatabases(client: pg.Client, { now = Date.now(), dir = cacheDir, among }: PruneOptions & { among?: string[] } = {}): Promise<void> {
+  const key = templateKey();
+  let rows: { datname: string; modified: Date }[];
+  try {
+    ({ rows } = await client.query(
+      `select datname, (pg_stat_file('base/' || oid)).modification as modified from pg_database d
+        where ((datname ~ '^portico_template_[0-9a-f]{16}' and datname not like $1) or datname ~ '^t_[0-9a-f]{12}$')
+          and not exists (select 1 from pg_stat_activity a where a.datname = d.datname)`,
+      [`portico_template_${key}%`],
+    ));
+  } catch {
+    return;
+  }
+  for (const { datname, modified } of rows) {
+    if (among && !among.includes(datname)) continue;
+    let used = modified.getTime();
+    try {
+      used = Math.max(used, fs.statSync(path.join(dir, `used-${datname}`)).mtimeMs);
+    } catch {
+      // Made on another machine, or its mark was removed: its directory's time stands.
+    }
+    if (now - used <= STALE_MS) continue;
+    // Without FORCE: a database someone came onto since stays (PostgreSQL waits up to 5 s for them to leave).
+    await client.query(`drop database if exists "${datname}"`).catch(() => undefined);
+  }
 }
 
 /** Makes the database `name`: empty, or migrated (with signing keys, if asked) as a copy of the kept template. */
