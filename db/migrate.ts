@@ -35,6 +35,7 @@ import * as forgeConversationsCreatedIdx from './migrations/20261127_0026_forge_
 import * as terrainWorkflowNameKey from './migrations/20261127_0027_terrain_workflow_name_key.js';
 import * as pawvaultVaccineFoldedKey from './migrations/20261128_0028_pawvault_vaccine_folded_key.js';
 import * as nameKeys from './migrations/20261129_0029_name_keys.js';
+import * as keysetListingIndexes from './migrations/20261130_0030_keyset_listing_indexes.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -71,6 +72,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261127_0027_terrain_workflow_name_key', terrainWorkflowNameKey],
   ['20261128_0028_pawvault_vaccine_folded_key', pawvaultVaccineFoldedKey],
   ['20261129_0029_name_keys', nameKeys],
+  ['20261130_0030_keyset_listing_indexes', keysetListingIndexes],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -7,6 +7,7 @@
 import './product_edges/aegis_findings_cursor.js';
 import './product_edges/forge_document_size.js';
 import './product_edges/herald_review.js';
+import './product_edges/listing_order.js';
 import './product_edges/herald_updates.js';
 import './product_edges/pawvault_vet_visit.js';
 import './product_edges/read_only_tools.js';
