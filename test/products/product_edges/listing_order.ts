@@ -48,7 +48,10 @@ async function argumentsFor(server: McpTestServer, entities: Record<string, stri
   return args;
 }
 
-/** Calls every read tool (twice: a first page and the next) and prompt of the live catalog; returns the paged statements they ran. */
+/**
+ * Calls every read tool (a listing twice: a first page and the next; and again with each filter
+ * set) and prompt of the live catalog; returns the paged statements they ran.
+ */
 async function pagedStatements(t: ExecutionContext, server: McpTestServer): Promise<{ statements: Statement[]; listings: string[] }> {
   const statements = new Map<string, Statement>();
   let by = '';
@@ -65,17 +68,30 @@ async function pagedStatements(t: ExecutionContext, server: McpTestServer): Prom
       for (const tool of product.tools.filter((candidate) => candidate.scope.endsWith('.read') && !candidate.destructive)) {
         by = tool.name;
         const args = await argumentsFor(server, product.entities, tool.input);
-        const pages = 'cursor' in tool.input ? 2 : 1;
-        let cursor: string | undefined;
-        for (let page = 0; page < pages; page++) {
-          const paged = 'limit' in tool.input ? { ...args, limit: 1, ...(cursor ? { cursor } : {}) } : args;
-          const response = await rawCall(server, token, product.id, 'tools/call', { name: tool.name, arguments: paged }, { sessionId });
-          t.is(response.status, 200);
-          const result = response.body?.result as { isError?: boolean; structuredContent?: { next_cursor?: string | null } } | undefined;
-          t.falsy(result?.isError, `${tool.name}: ${JSON.stringify(response.body).slice(0, 300)}`);
-          cursor = result?.structuredContent?.next_cursor ?? undefined;
-          if (!cursor) break;
-          if (page === 0) listings.push(tool.name);
+        // A listing is also paged with each of its filters that takes a value from a list (or an id) set.
+        const filtered: Record<string, unknown>[] = [];
+        if ('cursor' in tool.input) {
+          const properties = (z.toJSONSchema(z.object(tool.input)) as { properties: Record<string, { enum?: unknown[] }> }).properties;
+          for (const [key, property] of Object.entries(properties)) {
+            if (key in args) continue;
+            if (property.enum) filtered.push({ ...args, [key]: property.enum[0] });
+            else if (key.endsWith('_id') && product.entities?.[key.slice(0, -3)]) filtered.push({ ...args, ...(await argumentsFor(server, product.entities, { [key]: z.string() })) });
+          }
+        }
+        for (const [i, each] of [args, ...filtered].entries()) {
+          by = i === 0 ? tool.name : `${tool.name} (${Object.keys(each).filter((key) => !(key in args)).join(', ')})`;
+          const pages = 'cursor' in tool.input ? 2 : 1;
+          let cursor: string | undefined;
+          for (let page = 0; page < pages; page++) {
+            const paged = 'limit' in tool.input ? { ...each, limit: 1, ...(cursor ? { cursor } : {}) } : each;
+            const response = await rawCall(server, token, product.id, 'tools/call', { name: tool.name, arguments: paged }, { sessionId });
+            t.is(response.status, 200);
+            const result = response.body?.result as { isError?: boolean; structuredContent?: { next_cursor?: string | null } } | undefined;
+            t.falsy(result?.isError, `${by}: ${JSON.stringify(response.body).slice(0, 300)}`);
+            cursor = result?.structuredContent?.next_cursor ?? undefined;
+            if (!cursor) break;
+            if (page === 0 && i === 0) listings.push(tool.name);
+          }
         }
       }
       for (const prompt of product.prompts) {
@@ -126,6 +142,7 @@ for (const kind of databasesUnderTest()) {
       // Every listing ran a paged statement; those the demo gives a second page (most) ran their cursor's too.
       const pageable = PRODUCTS.filter((p) => p.status === 'live').flatMap((p) => p.tools.filter((tool) => 'cursor' in tool.input).map((tool) => tool.name));
       t.deepEqual(pageable.filter((name) => !statements.some((statement) => statement.by === name)), [], 'listings that ran no paged statement');
+      t.true(statements.some((statement) => statement.by.startsWith('cavalier.list_deals (')), 'filtered listings were paged too');
       t.true(listings.length >= 14, `listings paged: ${listings.join(', ')}`);
       t.true(statements.length >= pageable.length + listings.length, `${statements.length} statements`);
       if (client) {
