@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Every product's listings page by (a time, id), newest or soonest first, as forge's have since
+ * Every product's listings, and the console's connections, page by (a time, id), newest or soonest first, as forge's have since
  * migration 0017: each gets an index that ends in its order, so that a page is read in index order
  * and the rows after a cursor are found by the index, with no sort. Before, most of them sorted:
  * the ties of the last term, or (herald's subscribers and documents, terrain's runs, people,
@@ -31,6 +31,8 @@ const REPLACED = [
   { table: 'pawvault_vaccinations', name: 'pawvault_vaccinations_due_idx', before: ['tenant_id', 'due_on'] },
   { table: 'pawvault_visits', name: 'pawvault_visits_pet_idx', before: ['tenant_id', 'pet_id', 'visited_on'] },
   { table: 'pawvault_medications', name: 'pawvault_medications_pet_idx', before: ['tenant_id', 'pet_id', 'start_date'] },
+  // The console's connections, newest first (db/grant_store.ts listConnections).
+  { table: 'connections', name: 'connections_tenant_idx', before: ['tenant_id', 'created_at'] },
 ].map((index) => ({ after: [...index.before, 'id'], ...index }));
 
 /** Listings by creation time that had no index on it. */

@@ -1,8 +1,10 @@
 /** Schema details the code relies on for speed, checked on the migrated database itself. */
 import test from 'ava';
+import type { Knex } from 'knex';
 import { testOnEachDatabase, createMigratedDatabase } from '../../helpers/db.js';
 import { dialectOf, type Db } from '../../../db/connect.js';
 import { MIGRATIONS } from '../../../db/migrate.js';
+import { listConnections } from '../../../db/grant_store.js';
 
 async function indexColumns(db: Db, name: string): Promise<string[]> {
   if (dialectOf(db) === 'sqlite') return (await db.raw(`pragma index_info('${name}')`) as Array<{ name: string }>).map((c) => c.name);
@@ -42,5 +44,45 @@ test('SQLite reads a page of forge conversations in index order, without a sort 
     t.notRegex(details, /TEMP B-TREE/);
   } finally {
     await drop();
+  }
+});
+
+testOnEachDatabase('migration 0030 steps down to the indexes before it and up again', async (t, { db }) => {
+  const [, listings] = MIGRATIONS.find(([name]) => name === '20261130_0030_keyset_listing_indexes')!;
+  const absent = dialectOf(db) === 'sqlite' ? [] : [''];
+  const after = { cavalier_quotes_deal_idx: ['deal_id', 'created_at', 'id'], connections_tenant_idx: ['tenant_id', 'created_at', 'id'], people_profiles_tenant_created_idx: ['tenant_id', 'created_at', 'id'] };
+  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
+  await listings.down(db);
+  t.deepEqual(await indexColumns(db, 'cavalier_quotes_deal_idx'), ['deal_id']);
+  t.deepEqual(await indexColumns(db, 'connections_tenant_idx'), ['tenant_id', 'created_at']);
+  t.deepEqual(await indexColumns(db, 'people_profiles_tenant_created_idx'), absent);
+  await listings.up(db);
+  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
+});
+
+testOnEachDatabase('the console reads a page of a tenant\'s connections in index order, without a sort step', async (t, { db }) => {
+  const statements: Array<{ sql: string; bindings: readonly Knex.RawBinding[] }> = [];
+  const watch = (query: { sql: string; bindings: readonly Knex.RawBinding[] }) => statements.push(query);
+  db.on('query', watch);
+  await listConnections(db, 'a-tenant', { limit: 20 });
+  await listConnections(db, 'a-tenant', { limit: 20, cursor: { time: Date.now(), id: 'z' } });
+  db.off('query', watch);
+  t.is(statements.length, 2);
+  for (const { sql, bindings } of statements) {
+    if (dialectOf(db) === 'sqlite') {
+      const plan = (await db.raw(`explain query plan ${sql}`, bindings)) as Array<{ detail: string }>;
+      const details = plan.map((step) => step.detail).join('; ');
+      t.regex(details, /USING INDEX connections_tenant_idx/);
+      t.notRegex(details, /TEMP B-TREE/);
+    } else {
+      // With full sorts made as costly as they can be, only an index giving the order avoids one.
+      await db.transaction(async (trx) => {
+        await trx.raw('set local enable_sort = off');
+        await trx.raw('set local enable_seqscan = off');
+        const plan = JSON.stringify((await trx.raw(`explain (format json) ${sql.replace(/\$\d+/g, '?')}`, bindings)).rows);
+        t.regex(plan, /connections_tenant_idx/);
+        t.notRegex(plan, /"Node Type":"Sort"/);
+      });
+    }
   }
 });
