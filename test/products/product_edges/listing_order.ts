@@ -1,7 +1,7 @@
 /**
- * Every page a read tool or prompt reads is read in index order: the database finds a tenant's
- * first rows of the listing's order, and the rows after a cursor, without sorting all of the
- * tenant's rows first. A sort would cost each page time in proportion to everything the tenant
+ * Every page a read tool, resource or prompt reads is read in index order: the database finds a
+ * tenant's first rows of the listing's order, and the rows after a cursor, without sorting all of
+ * the tenant's rows first. A sort would cost each page time in proportion to everything the tenant
  * has, and on SQLite that time is spent on the event loop, holding every other request.
  *
  * Each tool is called as the catalog-wide tests call it (a sample of its arguments, ids of real
@@ -50,7 +50,7 @@ async function argumentsFor(server: McpTestServer, entities: Record<string, stri
 
 /**
  * Calls every read tool (a listing twice: a first page and the next; and again with each filter
- * set) and prompt of the live catalog; returns the paged statements they ran.
+ * set), resource and prompt of the live catalog; returns the paged statements they ran.
  */
 async function pagedStatements(t: ExecutionContext, server: McpTestServer): Promise<{ statements: Statement[]; listings: string[] }> {
   const statements = new Map<string, Statement>();
@@ -94,6 +94,15 @@ async function pagedStatements(t: ExecutionContext, server: McpTestServer): Prom
           }
         }
       }
+      for (const resource of product.resources) {
+        by = `${product.id} resource ${resource.collection}`;
+        const singular = resource.collection.replace(/ies$/, 'y').replace(/s$/, '');
+        const table = product.entities?.[singular] ?? Object.values(product.entities ?? {}).find((name) => name === `${product.id}_${resource.collection}`);
+        t.truthy(table, `${by}: no table`);
+        const row = await server.db(table!).where({ tenant_id: server.tenants.acme.id }).first('id');
+        const response = await rawCall(server, token, product.id, 'resources/read', { uri: `portico://${product.id}/${resource.collection}/${row.id}` }, { sessionId });
+        t.truthy(response.body?.result, `${by}: ${JSON.stringify(response.body).slice(0, 300)}`);
+      }
       for (const prompt of product.prompts) {
         by = prompt.name;
         const response = await rawCall(server, token, product.id, 'prompts/get', { name: prompt.name, arguments: await argumentsFor(server, product.entities, prompt.args) }, { sessionId });
@@ -133,7 +142,7 @@ async function postgresSorts(client: pg.Client, statement: Statement): Promise<s
 }
 
 for (const kind of databasesUnderTest()) {
-  test(`every page a read tool or prompt reads comes in index order, with no sort of the tenant's rows [${kind}]`, async (t) => {
+  test(`every page a read tool, resource or prompt reads comes in index order, with no sort of the tenant's rows [${kind}]`, async (t) => {
     t.timeout(180_000);
     const server = await startMcpServer(kind);
     const client = kind === 'postgres' ? new pg.Client({ connectionString: server.database.url }) : undefined;
