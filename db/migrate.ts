@@ -36,6 +36,7 @@ import * as terrainWorkflowNameKey from './migrations/20261127_0027_terrain_work
 import * as pawvaultVaccineFoldedKey from './migrations/20261128_0028_pawvault_vaccine_folded_key.js';
 import * as nameKeys from './migrations/20261129_0029_name_keys.js';
 import * as keysetListingIndexes from './migrations/20261130_0030_keyset_listing_indexes.js';
+import * as filteredListingIndexes from './migrations/20261130_0031_filtered_listing_indexes.js';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -73,6 +74,7 @@ export const MIGRATIONS: ReadonlyArray<[name: string, migration: Migration]> = [
   ['20261128_0028_pawvault_vaccine_folded_key', pawvaultVaccineFoldedKey],
   ['20261129_0029_name_keys', nameKeys],
   ['20261130_0030_keyset_listing_indexes', keysetListingIndexes],
+  ['20261130_0031_filtered_listing_indexes', filteredListingIndexes],
 ];
 
 const source: Knex.MigrationSource<[string, Migration]> = {

@@ -86,3 +86,15 @@ testOnEachDatabase('the console reads a page of a tenant\'s connections in index
     }
   }
 });
+
+testOnEachDatabase('migration 0031 steps down to the indexes before it and up again', async (t, { db }) => {
+  const [, filtered] = MIGRATIONS.find(([name]) => name === '20261130_0031_filtered_listing_indexes')!;
+  const after = { cavalier_deals_tenant_stage_idx: ['tenant_id', 'stage', 'created_at', 'id'], people_profiles_tenant_status_idx: ['tenant_id', 'status', 'created_at', 'id'], terrain_runs_workflow_idx: ['workflow_id', 'created_at', 'id'] };
+  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
+  await filtered.down(db);
+  t.deepEqual(await indexColumns(db, 'cavalier_deals_tenant_stage_idx'), ['tenant_id', 'stage']);
+  t.deepEqual(await indexColumns(db, 'people_profiles_tenant_status_idx'), ['tenant_id', 'status', 'full_name']);
+  t.deepEqual(await indexColumns(db, 'terrain_runs_workflow_idx'), ['workflow_id']);
+  await filtered.up(db);
+  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
+});
