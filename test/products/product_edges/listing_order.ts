@@ -36,7 +36,7 @@ const RANKED = new Set(['harvest.search_intel']);
 interface Statement {
   sql: string;
   bindings: readonly Knex.RawBinding[];
-  /** The tool or prompt that ran it. */
+  /** The tool (with the filter it set, in parentheses), resource or prompt that ran it. */
   by: string;
 }
 
