@@ -22,8 +22,8 @@ export interface CompiledTool {
 
 /**
  * Compiled tools by definition: what a tool compiles to depends on its definition alone, so a
- * process that starts Portico more than once (the tests, `bench/ab.ts`) compiles each tool once.
- * Converting to JSON Schema is most of a start's own work (15-35 ms for the catalog's 95 tools).
+ * process that starts Portico more than once (a test process starts many servers) compiles each
+ * tool once. Converting to JSON Schema is most of a start's own work (15-35 ms for 95 tools).
  */
 const compiled = new WeakMap<ToolDefinition<any, any>, CompiledTool>();
 
