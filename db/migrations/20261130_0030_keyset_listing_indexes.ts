@@ -1,9 +1,10 @@
 import type { Knex } from 'knex';
 
 /**
- * Every product's listings, and the console's connections, page by (a time, id), newest or soonest first, as forge's have since
- * migration 0017: each gets an index that ends in its order, so that a page is read in index order
- * and the rows after a cursor are found by the index, with no sort. Before, most of them sorted:
+ * Every product's listings, and the console's connections, page by (a time, id), newest or
+ * soonest first, as forge's have since migration 0017: each gets an index that ends in its order,
+ * so that a page is read in index order and the rows after a cursor are found by the index, with
+ * no sort. Before, most of them sorted:
  * the ties of the last term, or (herald's subscribers and documents, terrain's runs, people,
  * pawvault's pets: no index on their time at all) every row the tenant has, on every page. An
  * index the new one extends is replaced by it; it served nothing the longer one does not.

@@ -3,10 +3,10 @@ import type { Knex } from 'knex';
 /**
  * A listing filtered on a column that already had an index for it (a deal's stage, a quote's,
  * a lot's or a person's status, a subscriber's segment, a workflow's runs) reads that index in the
- * listing's order too: each such index gains the listing's time and `id`. With only migration 0030's indexes,
- * SQLite read the tenant's rows in order and skipped those that did not match, so a value few rows
- * hold cost a scan of all of them: ten won deals among 50,000, a page in 17 ms. Filters without an
- * index of their own still read that way (docs/performance.md item 38).
+ * listing's order too: each such index gains the listing's time and `id`. With only migration
+ * 0030's indexes, SQLite read the tenant's rows in order and skipped those that did not match, so
+ * a value few rows hold cost a scan of all of them: ten won deals among 50,000, a page in 17 ms.
+ * Filters without an index of their own still read that way (docs/performance.md item 38).
  */
 const EXTENDED = [
   { table: 'cavalier_quotes', name: 'cavalier_quotes_tenant_status_idx', before: ['tenant_id', 'status'] },
