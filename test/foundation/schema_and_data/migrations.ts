@@ -1,5 +1,5 @@
 /** Schema details the code relies on for speed, checked on the migrated database itself. */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { Knex } from 'knex';
 import { testOnEachDatabase, createMigratedDatabase } from '../../helpers/db.js';
 import { dialectOf, type Db } from '../../../db/connect.js';
@@ -47,17 +47,23 @@ test('SQLite reads a page of forge conversations in index order, without a sort 
   }
 });
 
+/** Steps `migration` down and up again: its indexes are `after` around it and `before` in between (absent: no columns). */
+async function stepsDownAndUp(t: ExecutionContext, db: Db, migration: string, after: Record<string, string[]>, before: Record<string, string[]>): Promise<void> {
+  const [, steps] = MIGRATIONS.find(([name]) => name === migration)!;
+  const columnsOf = (columns: string[]) => (columns.length || dialectOf(db) === 'sqlite' ? columns : ['']);
+  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
+  await steps.down(db);
+  for (const [name, columns] of Object.entries(before)) t.deepEqual(await indexColumns(db, name), columnsOf(columns), `${name} before ${migration}`);
+  await steps.up(db);
+  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
+}
+
 testOnEachDatabase('migration 0030 steps down to the indexes before it and up again', async (t, { db }) => {
-  const [, listings] = MIGRATIONS.find(([name]) => name === '20261130_0030_keyset_listing_indexes')!;
-  const absent = dialectOf(db) === 'sqlite' ? [] : [''];
-  const after = { cavalier_quotes_deal_idx: ['deal_id', 'created_at', 'id'], connections_tenant_idx: ['tenant_id', 'created_at', 'id'], people_profiles_tenant_created_idx: ['tenant_id', 'created_at', 'id'] };
-  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
-  await listings.down(db);
-  t.deepEqual(await indexColumns(db, 'cavalier_quotes_deal_idx'), ['deal_id']);
-  t.deepEqual(await indexColumns(db, 'connections_tenant_idx'), ['tenant_id', 'created_at']);
-  t.deepEqual(await indexColumns(db, 'people_profiles_tenant_created_idx'), absent);
-  await listings.up(db);
-  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
+  await stepsDownAndUp(t, db, '20261130_0030_keyset_listing_indexes', {
+    cavalier_quotes_deal_idx: ['deal_id', 'created_at', 'id'], connections_tenant_idx: ['tenant_id', 'created_at', 'id'], people_profiles_tenant_created_idx: ['tenant_id', 'created_at', 'id'],
+  }, {
+    cavalier_quotes_deal_idx: ['deal_id'], connections_tenant_idx: ['tenant_id', 'created_at'], people_profiles_tenant_created_idx: [],
+  });
 });
 
 testOnEachDatabase('the console reads a page of a tenant\'s connections in index order, without a sort step', async (t, { db }) => {
@@ -88,13 +94,9 @@ testOnEachDatabase('the console reads a page of a tenant\'s connections in index
 });
 
 testOnEachDatabase('migration 0031 steps down to the indexes before it and up again', async (t, { db }) => {
-  const [, filtered] = MIGRATIONS.find(([name]) => name === '20261130_0031_filtered_listing_indexes')!;
-  const after = { cavalier_deals_tenant_stage_idx: ['tenant_id', 'stage', 'created_at', 'id'], people_profiles_tenant_status_idx: ['tenant_id', 'status', 'created_at', 'id'], terrain_runs_workflow_idx: ['workflow_id', 'created_at', 'id'] };
-  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
-  await filtered.down(db);
-  t.deepEqual(await indexColumns(db, 'cavalier_deals_tenant_stage_idx'), ['tenant_id', 'stage']);
-  t.deepEqual(await indexColumns(db, 'people_profiles_tenant_status_idx'), ['tenant_id', 'status', 'full_name']);
-  t.deepEqual(await indexColumns(db, 'terrain_runs_workflow_idx'), ['workflow_id']);
-  await filtered.up(db);
-  for (const [name, columns] of Object.entries(after)) t.deepEqual(await indexColumns(db, name), columns, name);
+  await stepsDownAndUp(t, db, '20261130_0031_filtered_listing_indexes', {
+    cavalier_deals_tenant_stage_idx: ['tenant_id', 'stage', 'created_at', 'id'], people_profiles_tenant_status_idx: ['tenant_id', 'status', 'created_at', 'id'], terrain_runs_workflow_idx: ['workflow_id', 'created_at', 'id'],
+  }, {
+    cavalier_deals_tenant_stage_idx: ['tenant_id', 'stage'], people_profiles_tenant_status_idx: ['tenant_id', 'status', 'full_name'], terrain_runs_workflow_idx: ['workflow_id'],
+  });
 });
